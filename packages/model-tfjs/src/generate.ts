@@ -1,9 +1,11 @@
 /**
  * Batched generation with a KV cache (spec A4). Prompts are left-padded; each row's positions
  * start at 0 at its first real token and pad key columns are masked, so a padded row decodes
- * exactly as it would alone. Sampling happens in JS on the last position's logits with one
- * seeded `Rng` (same seed and prompts, same tokens); rows that stopped keep a slot in the batch
- * until every row is done.
+ * exactly as it would alone. Each row samples from its own seeded `Rng` (same seed and prompts,
+ * same tokens); rows that stopped keep a slot in the batch until every row is done. The choice is
+ * made in JS on the last position's logits (`sampleToken`), or on webgpu by one GPU dispatch
+ * (`webgpu/kernels/sample.ts`) fed with the same per-row draws, so a decode step reads back only
+ * the B sampled ids and their log-probs instead of the `[B, V]` logits.
  */
 import {
   createRng,
@@ -16,7 +18,18 @@ import {
 import * as tf from '@tensorflow/tfjs';
 import { buildMask, type LayerCache } from './forward.ts';
 import type { CausalLM } from './model.ts';
-import { sampleToken, type TokenSamplingOptions, validateSampling } from './sampling.ts';
+import {
+  type SampledToken,
+  sampleToken,
+  type TokenSamplingOptions,
+  validateSampling,
+} from './sampling.ts';
+import { fusedKernelsActive } from './webgpu/kernels/fused.ts';
+import {
+  gpuSamplingEnabled,
+  MAX_GPU_SAMPLING_VOCAB,
+  sampleTokensOnGpu,
+} from './webgpu/kernels/sample.ts';
 
 function lastLogits(model: CausalLM, hidden: tf.Tensor2D, B: number, T: number): tf.Tensor2D {
   const H = model.config.hiddenSize;
@@ -25,6 +38,38 @@ function lastLogits(model: CausalLM, hidden: tf.Tensor2D, B: number, T: number):
     H,
   ]) as tf.Tensor2D;
   return model.logits(last, { inference: true });
+}
+
+/**
+ * One token per row that is not done, from `[B, V]` logits (disposed here). On webgpu the rows'
+ * draws are taken in JS exactly where `sampleToken` takes them (one per non-greedy token) and the
+ * choice runs on the GPU; only `[B, 2]` (id, log-prob) is read back.
+ */
+async function chooseTokens(
+  logits: tf.Tensor2D,
+  options: TokenSamplingOptions,
+  rngs: readonly Rng[],
+  done: readonly boolean[],
+): Promise<(SampledToken | undefined)[]> {
+  const [B, V] = logits.shape;
+  if (fusedKernelsActive() && gpuSamplingEnabled() && V <= MAX_GPU_SAMPLING_VOCAB) {
+    const draws = new Float32Array(B);
+    if (options.temperature > 0) {
+      for (let b = 0; b < B; b++) if (!done[b]) draws[b] = (rngs[b] as Rng).next();
+    }
+    const picked = tf.tidy(() => sampleTokensOnGpu(logits, tf.tensor1d(draws), options));
+    logits.dispose();
+    const values = (await picked.data()) as Float32Array;
+    picked.dispose();
+    return done.map((d, b) =>
+      d ? undefined : { token: values[2 * b] as number, logProb: values[2 * b + 1] as number },
+    );
+  }
+  const values = (await logits.data()) as Float32Array;
+  logits.dispose();
+  return done.map((d, b) =>
+    d ? undefined : sampleToken(values.subarray(b * V, (b + 1) * V), options, rngs[b] as Rng),
+  );
 }
 
 /**
@@ -95,19 +140,14 @@ export async function generateTokens(
   let cacheFlat = prefill.cache;
   let logitsTensor: tf.Tensor2D = prefill.logits;
   const done = prompts.map(() => false);
-  const V = model.config.vocabSize;
   try {
     for (let step = 0; step < sampling.maxNewTokens; step++) {
-      const values = (await logitsTensor.data()) as Float32Array;
-      logitsTensor.dispose();
+      const chosen = await chooseTokens(logitsTensor, options, rngs, done);
       const next = new Int32Array(B);
       for (let b = 0; b < B; b++) {
-        if (done[b]) continue;
-        const { token, logProb } = sampleToken(
-          values.subarray(b * V, (b + 1) * V),
-          options,
-          rngs[b] as Rng,
-        );
+        const pick = chosen[b];
+        if (pick === undefined) continue;
+        const { token, logProb } = pick;
         (tokenIds[b] as number[]).push(token);
         (logProbs[b] as number[]).push(logProb);
         next[b] = token;

@@ -499,27 +499,38 @@ export function backendInfo(): { backend: string; adapter?: WebGPUAdapterSummary
 
 /**
  * Runs `fn` and counts the compute dispatches the webgpu backend records meanwhile (one per
- * kernel that runs a shader; reshapes and other metadata-only kernels dispatch nothing).
+ * kernel that runs a shader; reshapes and other metadata-only kernels dispatch nothing), and the
+ * bytes it copies back from GPU buffers to the host (tensor reads).
  */
 export async function countWebGPUDispatches<T>(
   fn: () => T | Promise<T>,
-): Promise<{ result: T; dispatches: number }> {
+): Promise<{ result: T; dispatches: number; readBytes: number }> {
   if (tf.getBackend() !== 'webgpu') {
     throw new WebGPUError('validation', 'countWebGPUDispatches needs the webgpu backend active', {
       details: { backend: tf.getBackend() },
     });
   }
-  const backend = tf.backend() as unknown as { recordAndSubmit: (...args: unknown[]) => unknown };
+  const backend = tf.backend() as unknown as {
+    recordAndSubmit: (...args: unknown[]) => unknown;
+    getBufferData: (buffer: { size: number }) => Promise<unknown>;
+  };
   const original = backend.recordAndSubmit;
+  const originalRead = backend.getBufferData;
   let dispatches = 0;
+  let readBytes = 0;
   backend.recordAndSubmit = (...args: unknown[]) => {
     dispatches += 1;
     return original.apply(backend, args);
   };
+  backend.getBufferData = (buffer: { size: number }) => {
+    readBytes += buffer.size;
+    return originalRead.call(backend, buffer);
+  };
   try {
     const result = await fn();
-    return { result, dispatches };
+    return { result, dispatches, readBytes };
   } finally {
     backend.recordAndSubmit = original;
+    backend.getBufferData = originalRead;
   }
 }

@@ -5,6 +5,7 @@
 import { registerChunkedAddN } from './addn.ts';
 import { registerAttentionKernel } from './attention.ts';
 import { registerFusedKernels } from './fused.ts';
+import { registerSamplingKernel } from './sample.ts';
 
 /** Device facts the kernels depend on. */
 export interface KernelLimits {
@@ -16,4 +17,5 @@ export function registerWebGPUKernels(limits: KernelLimits): void {
   registerChunkedAddN(limits.maxStorageBuffersPerShaderStage);
   registerFusedKernels();
   registerAttentionKernel();
+  registerSamplingKernel();
 }

@@ -27,7 +27,8 @@ export interface ProgramUniform {
 
 const MAX_GROUPS = 65535;
 
-function flatDispatch(groups: number): [number, number, number] {
+/** A workgroup grid for `groups` workgroups within the per-dimension limit. */
+export function flatDispatch(groups: number): [number, number, number] {
   return groups <= MAX_GROUPS ? [groups, 1, 1] : [MAX_GROUPS, Math.ceil(groups / MAX_GROUPS), 1];
 }
 
