@@ -1,0 +1,184 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { probeWebGPUAdapter } from '@agentrl/model-tfjs';
+import { describe, expect, it } from 'vitest';
+import { type BenchReport, computeRatios, renderTable } from './report.ts';
+import { microBatchSize, workloads, workloadTokens } from './shapes.ts';
+import { median, type TfjsResult } from './tfjs-side.ts';
+
+const PYTHON = '/usr/bin/python3';
+const packageDir = fileURLToPath(new URL('..', import.meta.url));
+
+const adapter = await probeWebGPUAdapter().catch(() => undefined);
+const hasTorch = spawnSync(PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
+if (adapter === undefined) {
+  console.log(
+    'model-gpu: no WebGPU adapter (install Mesa lavapipe: .ci/setup-vulkan.sh), so the tfjs side of the tiny run is skipped',
+  );
+}
+if (!hasTorch) {
+  console.log(
+    `model-gpu: ${PYTHON} cannot import torch (apt-get install python3-torch), so the PyTorch side of the tiny run is skipped`,
+  );
+}
+
+function runTiny(sides: string[]): BenchReport {
+  const dir = mkdtempSync(join(tmpdir(), 'model-gpu-'));
+  try {
+    const json = join(dir, 'out.json');
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--conditions=@agentrl/source',
+        'src/bench.ts',
+        '--shapes',
+        'tiny',
+        '--repeats',
+        '1',
+        '--python',
+        PYTHON,
+        '--sides',
+        sides.join(','),
+        '--json',
+        json,
+      ],
+      { cwd: packageDir, encoding: 'utf8' },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('| workload |');
+    return JSON.parse(readFileSync(json, 'utf8')) as BenchReport;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the workloads', () => {
+  it('use the issue shapes at full size', () => {
+    const byName = new Map(workloads('full').map((w) => [w.name, w]));
+    const block = byName.get('block-forward-backward');
+    expect(block?.config).toMatchObject({
+      hidden_size: 1024,
+      num_attention_heads: 16,
+      intermediate_size: 2816,
+    });
+    expect(block && workloadTokens(block)).toBe(8 * 512);
+    expect(byName.get('qwen2.5-0.5b-train')?.config).toMatchObject({
+      vocab_size: 151_936,
+      hidden_size: 896,
+      intermediate_size: 4864,
+      num_hidden_layers: 24,
+      num_attention_heads: 14,
+      num_key_value_heads: 2,
+      tie_word_embeddings: true,
+    });
+    const gen = byName.get('qwen2.5-0.5b-generate');
+    expect(gen && workloadTokens(gen)).toBe(64 * 256);
+    expect(byName.get('qwen2.5-0.5b-lora')?.loraRank).toBe(16);
+    expect(byName.get('qwen2.5-1.5b-train')?.config).toMatchObject({
+      hidden_size: 1536,
+      intermediate_size: 8960,
+      num_hidden_layers: 28,
+      num_attention_heads: 12,
+      num_key_value_heads: 2,
+    });
+  });
+
+  it('split a train batch so the logits fit one storage binding', () => {
+    const train = workloads('full').find((w) => w.name === 'qwen2.5-0.5b-train');
+    if (train === undefined) throw new Error('no train workload');
+    // 512 response tokens x 151,936 x 4 bytes = 311 MB a row: 6 fit in 2 GiB, 4 divides 8.
+    expect(microBatchSize(train, 2_147_483_644)).toBe(4);
+    expect(microBatchSize(train, 128 * 2 ** 20)).toBe(1);
+    const tiny = workloads('tiny').find((w) => w.kind === 'train');
+    if (tiny === undefined) throw new Error('no tiny train workload');
+    expect(microBatchSize(tiny, 128 * 2 ** 20)).toBe(tiny.batch);
+  });
+
+  it('take the median of an even count as the mean of the middle two', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+  });
+});
+
+describe('the report', () => {
+  it('computes tfjs ÷ torch only where both sides produced a result', () => {
+    const [a, b] = workloads('tiny');
+    if (a === undefined || b === undefined) throw new Error('no workloads');
+    const tfjs: TfjsResult = {
+      ms: 10,
+      msAll: [10],
+      tokens: 32,
+      tokensPerSecond: 3200,
+      dispatches: 19,
+      kernelMs: 4,
+      busyFraction: 0.4,
+      peakInUseBytes: 2 ** 20,
+      peakPoolBytes: 2 * 2 ** 20,
+      parameters: 1,
+      trainableParameters: 1,
+    };
+    const report: BenchReport = {
+      startedAt: '',
+      shapes: 'tiny',
+      argv: [],
+      machine: { node: '', platform: '', cpu: '', cores: 1 },
+      workloads: [
+        {
+          workload: a,
+          tfjs,
+          torch: { ms: 1, tokens: 32, tokensPerSecond: 32_000, parameters: 1 },
+        },
+        { workload: b, tfjs, torch: { error: 'OutOfMemoryError' } },
+      ],
+      notes: [],
+    };
+    computeRatios(report);
+    expect(report.workloads[0]?.ratio).toBeCloseTo(0.1);
+    expect(report.workloads[1]?.ratio).toBeUndefined();
+    const table = renderTable(report);
+    expect(table).toContain('0.100×');
+    expect(table).toContain('40 %');
+    expect(table).toContain('failed: OutOfMemoryError');
+  });
+});
+
+describe('a tiny run of the benchmark', () => {
+  it.skipIf(adapter === undefined)(
+    'measures every workload on the webgpu backend (and beside PyTorch when it is installed)',
+    () => {
+      const report = runTiny(hasTorch ? ['tfjs', 'torch'] : ['tfjs']);
+      expect(report.gpu?.software).toBe(adapter?.software);
+      for (const w of report.workloads) {
+        const t = w.tfjs;
+        if (t === undefined || 'error' in t)
+          throw new Error(`${w.workload.name}: ${JSON.stringify(t)}`);
+        expect(t.tokensPerSecond).toBeGreaterThan(0);
+        expect(t.dispatches).toBeGreaterThan(0);
+        expect(t.peakInUseBytes).toBeGreaterThan(0);
+        if (adapter?.features.includes('timestamp-query')) expect(t.kernelMs).toBeGreaterThan(0);
+        else expect(t.kernelTimeNote).toContain('timestamp-query');
+        if (hasTorch) expect(w.ratio).toBeGreaterThan(0);
+      }
+      const lora = report.workloads.find((w) => w.workload.kind === 'lora')?.tfjs;
+      const train = report.workloads.find((w) => w.workload.kind === 'train')?.tfjs;
+      if (lora === undefined || 'error' in lora || train === undefined || 'error' in train)
+        throw new Error('missing train or LoRA result');
+      expect(lora.trainableParameters).toBeLessThan(train.trainableParameters);
+    },
+  );
+
+  it.skipIf(!hasTorch)('runs every workload through the PyTorch harness', () => {
+    const report = runTiny(['torch']);
+    expect(report.torch).toMatchObject({ dtype: 'float32' });
+    for (const w of report.workloads) {
+      const p = w.torch;
+      if (p === undefined || 'error' in p)
+        throw new Error(`${w.workload.name}: ${JSON.stringify(p)}`);
+      expect(p.tokensPerSecond).toBeGreaterThan(0);
+      expect(p.tokens).toBe(workloadTokens(w.workload));
+    }
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * model-gpu: @agentrl/model-tfjs on the webgpu backend beside PyTorch fp32 on the same GPU, in one
+ * run: the spec's transformer block (forward, forward + backward), Qwen2.5-0.5B shapes (KV-cache
+ * generation, a full AdamW step, a LoRA step) and Qwen2.5-1.5B shapes (a full AdamW step), with
+ * GPU busy fraction, dispatches per step and peak memory. See README.md.
+ *
+ *   node --conditions=@agentrl/source src/bench.ts [--shapes full|tiny] [--python python3]
+ *     [--sides tfjs,torch] [--only name,...] [--repeats n] [--json out.json]
+ *     [--torch-device auto|cuda|cpu] [--no-kernel-time]
+ *
+ * From a pack (scripts/pack.sh): `gpu-run/bench.sh --shapes full --json results.json`.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { backendInfo, selectBackend, webgpuAdapter } from '@agentrl/model-tfjs';
+import {
+  type BenchReport,
+  computeRatios,
+  renderPrecisions,
+  renderTable,
+  TorchOutput,
+} from './report.ts';
+import { type ShapeSet, workloads } from './shapes.ts';
+import { runTfjsWorkloads } from './tfjs-side.ts';
+
+const argv = process.argv.slice(2);
+function arg(name: string, fallback: string): string {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? (argv[i + 1] ?? fallback) : fallback;
+}
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+const shapes = arg('shapes', 'full');
+if (shapes !== 'full' && shapes !== 'tiny') {
+  say(`--shapes must be full or tiny, got ${shapes}`);
+  process.exit(2);
+}
+const set: ShapeSet = shapes;
+const python = arg('python', 'python3');
+const sides = new Set(arg('sides', 'tfjs,torch').split(','));
+const only = arg('only', '');
+const repeats = Number(arg('repeats', set === 'tiny' ? '2' : '3'));
+const jsonOut = arg('json', '');
+const torchDevice = arg('torch-device', 'auto');
+const kernelTiming = !argv.includes('--no-kernel-time');
+
+const all = workloads(set);
+const selected = only === '' ? all : all.filter((w) => only.split(',').includes(w.name));
+if (selected.length === 0) {
+  say(`--only ${only} matches no workload; names: ${all.map((w) => w.name).join(', ')}`);
+  process.exit(2);
+}
+
+const report: BenchReport = {
+  startedAt: new Date().toISOString(),
+  shapes: set,
+  argv,
+  machine: {
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: availableParallelism(),
+  },
+  workloads: selected.map((workload) => ({ workload })),
+  notes: [],
+};
+const save = () => {
+  computeRatios(report);
+  if (jsonOut !== '') writeFileSync(jsonOut, `${JSON.stringify(report, null, 2)}\n`);
+};
+
+const smi = spawnSync(
+  'nvidia-smi',
+  ['--query-gpu=name,driver_version,memory.total', '--format=csv,noheader'],
+  { encoding: 'utf8' },
+);
+const nvidiaSmi = smi.status === 0 ? smi.stdout.trim() : undefined;
+
+// ---- webgpu first (cheap; tells early whether the tfjs side can run) ------------------------
+let tfjsReady = false;
+if (sides.has('tfjs')) {
+  try {
+    await selectBackend({ backend: 'webgpu' });
+    const adapter = webgpuAdapter();
+    report.webgpu = backendInfo();
+    if (adapter !== undefined) {
+      report.gpu = {
+        name:
+          [adapter.vendor, adapter.architecture, adapter.device].filter(Boolean).join(' ') ||
+          (adapter.software ? 'software adapter (no name reported)' : 'adapter (no name reported)'),
+        driver: adapter.driver || 'not reported',
+        software: adapter.software,
+        ...(nvidiaSmi === undefined ? {} : { nvidiaSmi }),
+      };
+      if (adapter.software) {
+        report.notes.push(
+          `software WebGPU adapter (${adapter.driver || 'lavapipe/llvmpipe'}): the figures check the harness, they are not GPU performance`,
+        );
+      }
+    }
+    tfjsReady = true;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    report.webgpu = { error: message };
+    report.notes.push(`tfjs side skipped: ${message}`);
+  }
+}
+
+// ---- PyTorch, in a child process that exits (and frees the GPU) before the tfjs side --------
+if (sides.has('torch')) {
+  const harness = [
+    new URL('./torch_harness.py', import.meta.url),
+    new URL('../torch_harness.py', import.meta.url),
+  ]
+    .map((u) => fileURLToPath(u))
+    .find((p) => existsSync(p));
+  if (harness === undefined) {
+    report.torch = { error: 'torch_harness.py not found beside the script or one level up' };
+  } else {
+    say(`torch: ${python} ${harness} (device ${torchDevice})`);
+    const run = spawnSync(python, [harness], {
+      input: JSON.stringify({ device: torchDevice, repeats, workloads: selected }),
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'inherit'],
+      maxBuffer: 64 * 2 ** 20,
+    });
+    const parsed =
+      run.status === 0 ? TorchOutput.safeParse(JSON.parse(run.stdout.trim())) : undefined;
+    if (parsed?.success === true) {
+      const { results, ...meta } = parsed.data;
+      report.torch = meta;
+      for (const w of report.workloads) {
+        const r = results[w.workload.name];
+        if (r !== undefined) w.torch = r;
+      }
+    } else {
+      const why =
+        parsed === undefined
+          ? `exit ${run.status ?? run.signal ?? run.error?.message}`
+          : `unexpected output: ${parsed.error.message.slice(0, 200)}`;
+      report.torch = {
+        error: `PyTorch harness failed (${why}); pass --python with an interpreter that has torch`,
+      };
+    }
+  }
+  save();
+}
+
+// ---- tfjs-webgpu ---------------------------------------------------------------------------
+if (tfjsReady) {
+  await runTfjsWorkloads(
+    selected,
+    {
+      repeats,
+      kernelTiming,
+      progress: say,
+      logger: { info: (m: string) => say(`[model-tfjs] ${m}`), warn: (m: string) => say(m) },
+    },
+    (w, result) => {
+      const entry = report.workloads.find((x) => x.workload === w);
+      if (entry !== undefined) entry.tfjs = result;
+      say(`tfjs: ${w.name}: ${'error' in result ? `failed: ${result.error}` : 'done'}`);
+      save();
+    },
+  );
+}
+
+report.finishedAt = new Date().toISOString();
+save();
+const gpu = report.gpu;
+const torch = report.torch;
+process.stdout.write(
+  [
+    `shapes: ${set}; GPU: ${gpu ? `${gpu.name} (driver ${gpu.driver})${gpu.software ? ' [software adapter]' : ''}` : 'no WebGPU adapter'}${nvidiaSmi ? `; nvidia-smi: ${nvidiaSmi}` : ''}`,
+    `torch: ${torch === undefined ? 'not run' : 'error' in torch ? torch.error : `${torch.torch} on ${torch.deviceName} (CUDA ${torch.cuda ?? '–'}), fp32, attention ${torch.attention}`}`,
+    `Node ${process.version}; median of ${repeats} after one warm-up; GPU busy = summed kernel time (timestamp queries, separate run) ÷ wall time`,
+    '',
+    renderTable(report),
+    ...renderPrecisions(report),
+    ...report.notes.map((n) => `note: ${n}`),
+    '',
+  ].join('\n'),
+);
+process.exit(0);

@@ -1,0 +1,125 @@
+/** The benchmark's JSON report, the PyTorch harness's output schema, and the printed table. */
+import { z } from 'zod';
+import type { Workload } from './shapes.ts';
+import type { TfjsResult } from './tfjs-side.ts';
+
+const TorchPrecision = z.object({ ms: z.number(), tokensPerSecond: z.number() });
+
+export const TorchWorkloadResult = z.union([
+  z.object({
+    ms: z.number(),
+    tokens: z.number(),
+    tokensPerSecond: z.number(),
+    precisions: z.record(z.string(), TorchPrecision).optional(),
+    microBatchSize: z.number().optional(),
+    trainableParameters: z.number().optional(),
+    parameters: z.number(),
+    peakAllocatedBytes: z.number().optional(),
+    peakReservedBytes: z.number().optional(),
+  }),
+  z.object({ error: z.string() }),
+]);
+export type TorchWorkloadResult = z.infer<typeof TorchWorkloadResult>;
+
+export const TorchOutput = z.object({
+  torch: z.string(),
+  cuda: z.string().nullable(),
+  device: z.string(),
+  deviceName: z.string(),
+  attention: z.string(),
+  threads: z.number(),
+  dtype: z.string(),
+  results: z.record(z.string(), TorchWorkloadResult),
+});
+export type TorchOutput = z.infer<typeof TorchOutput>;
+
+export type Failed = { readonly error: string };
+
+export interface WorkloadReport {
+  readonly workload: Workload;
+  tfjs?: TfjsResult | Failed;
+  torch?: TorchWorkloadResult;
+  /** tfjs tokens/s ÷ torch fp32 tokens/s. */
+  ratio?: number;
+}
+
+export interface BenchReport {
+  readonly startedAt: string;
+  finishedAt?: string;
+  readonly shapes: string;
+  readonly argv: readonly string[];
+  readonly machine: { node: string; platform: string; cpu: string; cores: number };
+  /** GPU name and driver as far as they are known (adapter, nvidia-smi). */
+  gpu?: { name: string; driver: string; software: boolean; nvidiaSmi?: string };
+  webgpu?: unknown;
+  torch?: Omit<TorchOutput, 'results'> | Failed;
+  readonly workloads: WorkloadReport[];
+  readonly notes: string[];
+}
+
+const isFailed = (x: object | undefined): x is Failed => x !== undefined && 'error' in x;
+
+/** Fills in the ratio of every workload that has both sides. */
+export function computeRatios(report: BenchReport): void {
+  for (const w of report.workloads) {
+    if (w.tfjs === undefined || w.torch === undefined || isFailed(w.tfjs) || isFailed(w.torch)) {
+      delete w.ratio;
+      continue;
+    }
+    w.ratio = w.tfjs.tokensPerSecond / w.torch.tokensPerSecond;
+  }
+}
+
+const mib = (bytes: number | undefined): string =>
+  bytes === undefined ? '–' : (bytes / 2 ** 20).toFixed(0);
+const num = (x: number, digits = 0): string =>
+  x >= 100 || digits === 0 ? x.toFixed(0) : x.toFixed(digits);
+
+/** A markdown table of the report, one row per workload. */
+export function renderTable(report: BenchReport): string {
+  const lines = [
+    '| workload | tokens/step | tfjs-webgpu ms | tfjs tok/s | torch fp32 ms | torch tok/s | tfjs ÷ torch | GPU busy | dispatches/step | tfjs peak MiB (in use / pool) | torch peak MiB (alloc / reserved) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const w of report.workloads) {
+    const t = w.tfjs;
+    const p = w.torch;
+    const cells: string[] = [w.workload.name];
+    const tokens = !isFailed(t) && t ? t.tokens : !isFailed(p) && p ? p.tokens : undefined;
+    cells.push(tokens === undefined ? '–' : String(tokens));
+    if (t === undefined) cells.push('–', '–');
+    else if (isFailed(t)) cells.push(`failed: ${t.error.slice(0, 60)}`, '–');
+    else cells.push(num(t.ms, 1), num(t.tokensPerSecond));
+    if (p === undefined) cells.push('–', '–');
+    else if (isFailed(p)) cells.push(`failed: ${p.error.slice(0, 60)}`, '–');
+    else cells.push(num(p.ms, 2), num(p.tokensPerSecond));
+    cells.push(w.ratio === undefined ? '–' : `${w.ratio.toFixed(3)}×`);
+    if (t === undefined || isFailed(t)) cells.push('–', '–', '–');
+    else {
+      cells.push(
+        t.busyFraction === null ? 'n/a' : `${(100 * t.busyFraction).toFixed(0)} %`,
+        String(t.dispatches),
+        `${mib(t.peakInUseBytes)} / ${mib(t.peakPoolBytes)}`,
+      );
+    }
+    cells.push(
+      p === undefined || isFailed(p) || p.peakAllocatedBytes === undefined
+        ? 'n/a'
+        : `${mib(p.peakAllocatedBytes)} / ${mib(p.peakReservedBytes)}`,
+    );
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** Extra torch precisions (TF32, BF16 autocast) of the block rows, as lines. */
+export function renderPrecisions(report: BenchReport): string[] {
+  const out: string[] = [];
+  for (const w of report.workloads) {
+    const p = w.torch;
+    if (p === undefined || isFailed(p) || p.precisions === undefined) continue;
+    const parts = Object.entries(p.precisions).map(([k, v]) => `${k} ${v.ms.toFixed(2)} ms`);
+    if (parts.length > 1) out.push(`${w.workload.name}: torch ${parts.join(', ')}`);
+  }
+  return out;
+}
