@@ -1,6 +1,6 @@
 """PyTorch CPU side of the model-throughput benchmark.
 
-Reads {"configs": [...], "workload": {...}, "repeats": n} on stdin and prints one JSON object with
+Reads {"configs": [...], "workload": {...}, "repeats": n, "threads": t} on stdin and prints one JSON object with
 train-step and greedy KV-cache generation tokens/s for each configuration. The model is the same
 Qwen2 math as @agentrl/model-tfjs (RMSNorm, half-split rotary, GQA, q/k/v biases, SwiGLU, tied
 head), written here in plain torch; the train step is forward + backward of the masked response
@@ -12,8 +12,6 @@ import time
 
 import torch
 import torch.nn.functional as F
-
-torch.set_num_threads(1)
 
 
 class Layer(torch.nn.Module):
@@ -149,5 +147,7 @@ def blas():
 
 if __name__ == "__main__":
     req = json.load(sys.stdin)
+    # Intra-op threads (default 1); the caller sets OPENBLAS_NUM_THREADS / OMP_NUM_THREADS to match.
+    torch.set_num_threads(int(req.get("threads", 1)))
     out = {c["name"]: measure(c["hf"], req["workload"], req["repeats"]) for c in req["configs"]}
     print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas(), "results": out}))

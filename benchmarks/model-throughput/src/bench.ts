@@ -1,7 +1,9 @@
 /**
  * model-throughput: train-step and KV-cache generation tokens/s of @agentrl/model-tfjs on wasm
- * (one thread, and with worker threads) and cpu, side by side with PyTorch CPU (Debian
- * python3-torch + OpenBLAS, one thread) on the identical configurations and batch, in one run.
+ * (one thread with our relaxed-SIMD matmul and with tfjs's XNNPACK one, and with worker threads)
+ * and cpu, side by side with PyTorch CPU (Debian python3-torch + OpenBLAS) on the identical
+ * configurations and batch, in one run: torch with one thread beside the one-thread rows, and
+ * with as many threads as the worker rows use beside those.
  *
  *   pnpm --filter @agentrl-bench/model-throughput bench [-- --repeats 3 --json out.json]
  */
@@ -39,6 +41,12 @@ for (const config of CONFIGS) {
     batch: WORKLOAD.batch,
     result: await measureTfjs(config, 'wasm', WORKLOAD, repeats),
   });
+  rows.push({
+    config: config.name,
+    engine: 'tfjs wasm (1 thread, XNNPACK matmul)',
+    batch: WORKLOAD.batch,
+    result: await measureTfjs(config, 'wasm', WORKLOAD, repeats, 0, 'xnnpack'),
+  });
   if (workers > 0) {
     rows.push({
       config: config.name,
@@ -56,51 +64,73 @@ for (const config of CONFIGS) {
 }
 
 const harness = fileURLToPath(new URL('../torch_harness.py', import.meta.url));
-const torch = spawnSync(python, [harness], {
-  input: JSON.stringify({ configs: CONFIGS, workload: WORKLOAD, repeats }),
-  encoding: 'utf8',
-  env: { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1' },
-});
 let torchInfo = 'unavailable';
-if (torch.status === 0) {
+for (const threads of workers > 0 ? [1, workers + 1] : [1]) {
+  const torch = spawnSync(python, [harness], {
+    input: JSON.stringify({ configs: CONFIGS, workload: WORKLOAD, repeats, threads }),
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      OPENBLAS_NUM_THREADS: String(threads),
+      OMP_NUM_THREADS: String(threads),
+    },
+  });
+  if (torch.status !== 0) {
+    process.stderr.write(
+      `PyTorch harness failed (install python3-torch python3-numpy libopenblas0-pthread): ${torch.stderr}\n`,
+    );
+    break;
+  }
   const parsed = JSON.parse(torch.stdout) as {
     torch: string;
     threads: number;
     blas: string;
     results: Record<string, Throughput>;
   };
-  torchInfo = `torch ${parsed.torch}, ${parsed.blas}, ${parsed.threads} thread`;
+  torchInfo = `torch ${parsed.torch}, ${parsed.blas}`;
   for (const config of CONFIGS) {
     const r = parsed.results[config.name];
     if (r !== undefined)
       rows.push({
         config: config.name,
-        engine: 'PyTorch CPU (1 thread)',
+        engine: `PyTorch CPU (${parsed.threads} thread${parsed.threads > 1 ? 's' : ''})`,
         batch: WORKLOAD.batch,
         result: r,
       });
   }
-} else {
-  process.stderr.write(
-    `PyTorch harness failed (install python3-torch python3-numpy libopenblas0-pthread): ${torch.stderr}\n`,
-  );
 }
 
 const lines = [
   `machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores, Node ${process.version}; ${torchInfo}`,
   `workload: train batch × (${WORKLOAD.trainPrompt} prompt + ${WORKLOAD.trainResponse} response) tokens, sftStep = forward + backward + AdamW; generate ${WORKLOAD.genPrompt}-token prompts + ${WORKLOAD.genNew} greedy new tokens with the KV cache (new tokens counted); wall clock, mean of ${repeats}`,
   '',
-  '| config | engine | batch | train tok/s | generate tok/s | train × torch | generate × torch | train tok/CPU-s | generate tok/CPU-s |',
-  '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  '| config | engine | batch | train tok/s | generate tok/s | train × torch | generate × torch | train tok/CPU-s | generate tok/CPU-s | train × torch per CPU-s | generate × torch per CPU-s |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
 ];
 const perCpu = (tokens: number, seconds: number | undefined) =>
   seconds === undefined ? '–' : (tokens / seconds).toFixed(0);
+/** Tokens per CPU-second of `row` over those of `ref` (both processes' own CPU time). */
+function cpuRatio(row: Row, ref: Row | undefined, kind: 'train' | 'generate'): string {
+  const tokens = kind === 'train' ? WORKLOAD.trainPrompt + WORKLOAD.trainResponse : WORKLOAD.genNew;
+  const seconds = (r: Row) =>
+    kind === 'train' ? r.result.trainCpuSeconds : r.result.generateCpuSeconds;
+  const mine = seconds(row);
+  const theirs = ref === undefined ? undefined : seconds(ref);
+  if (ref === undefined || mine === undefined || theirs === undefined) return '–';
+  return `${((row.batch * tokens) / mine / ((ref.batch * tokens) / theirs)).toFixed(2)}×`;
+}
 for (const row of rows) {
-  const ref = rows.find((r) => r.config === row.config && r.engine.startsWith('PyTorch'));
+  // Like with like: rows with worker threads against torch with as many threads, others against 1.
+  const threads = row.engine.includes('worker') ? workers + 1 : 1;
+  const ref = rows.find(
+    (r) =>
+      r.config === row.config &&
+      r.engine === `PyTorch CPU (${threads} thread${threads > 1 ? 's' : ''})`,
+  );
   const ratio = (a: number, b: number | undefined) =>
     b === undefined ? '–' : `${(a / b).toFixed(2)}×`;
   lines.push(
-    `| ${row.config} | ${row.engine} | ${row.batch} | ${row.result.trainTokensPerSecond.toFixed(0)} | ${row.result.generateTokensPerSecond.toFixed(0)} | ${ratio(row.result.trainTokensPerSecond, ref?.result.trainTokensPerSecond)} | ${ratio(row.result.generateTokensPerSecond, ref?.result.generateTokensPerSecond)} | ${perCpu(row.batch * (WORKLOAD.trainPrompt + WORKLOAD.trainResponse), row.result.trainCpuSeconds)} | ${perCpu(row.batch * WORKLOAD.genNew, row.result.generateCpuSeconds)} |`,
+    `| ${row.config} | ${row.engine} | ${row.batch} | ${row.result.trainTokensPerSecond.toFixed(0)} | ${row.result.generateTokensPerSecond.toFixed(0)} | ${ratio(row.result.trainTokensPerSecond, ref?.result.trainTokensPerSecond)} | ${ratio(row.result.generateTokensPerSecond, ref?.result.generateTokensPerSecond)} | ${perCpu(row.batch * (WORKLOAD.trainPrompt + WORKLOAD.trainResponse), row.result.trainCpuSeconds)} | ${perCpu(row.batch * WORKLOAD.genNew, row.result.generateCpuSeconds)} | ${cpuRatio(row, ref, 'train')} | ${cpuRatio(row, ref, 'generate')} |`,
   );
 }
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -41,7 +41,7 @@ console.log('kernels', info.kernels.length, 'kernel ms', total.toFixed(0));
 console.log(
   [...agg.entries()]
     .sort((a, b) => b[1].ms - a[1].ms)
-    .slice(0, 25)
+    .slice(0, Number(process.env.PROF_TOP ?? 25))
     .map(([k, v]) => `${k} n=${v.n} ms=${v.ms.toFixed(1)}`)
     .join('\n'),
 );

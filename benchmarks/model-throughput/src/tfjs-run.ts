@@ -1,6 +1,6 @@
 /** Measures one engine configuration with @agentrl/model-tfjs; returns tokens/s (wall clock). */
 import { createRng, type Rng } from '@agentrl/core';
-import { type BackendName, createCausalLM } from '@agentrl/model-tfjs';
+import { type BackendName, createCausalLM, setWasmMatMul } from '@agentrl/model-tfjs';
 import type { BenchConfig, Workload } from './workload.ts';
 
 export interface Throughput {
@@ -45,8 +45,11 @@ export async function measureTfjs(
   w: Workload,
   repeats: number,
   workers = 0,
+  matmul: 'agentrl' | 'xnnpack' = 'agentrl',
 ): Promise<Throughput> {
   const model = await createCausalLM(config.hf, { seed: 1, backend });
+  // The wasm BatchMatMul of this thread: ours (relaxed SIMD) or tfjs-backend-wasm's XNNPACK.
+  setWasmMatMul(matmul);
   if (workers > 0) await model.startWorkers(workers);
   const { samples, prompts } = workloadTokens(config, w);
   const step = () =>
@@ -70,6 +73,7 @@ export async function measureTfjs(
   const generateCpuSeconds = (cpuSeconds() - c0) / repeats;
   await model.stopWorkers();
   model.dispose();
+  setWasmMatMul('agentrl');
   return {
     trainTokensPerSecond: (w.batch * (w.trainPrompt + w.trainResponse)) / trainStepSeconds,
     generateTokensPerSecond: (w.batch * w.genNew) / generateSeconds,

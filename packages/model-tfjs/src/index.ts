@@ -62,6 +62,7 @@ export {
   OPTIMIZER_STATE_FILE,
   saveTrainingState,
 } from './training-state.ts';
+export { setWasmMatMul, type WasmMatMulKernel, wasmMatMul } from './wasm-kernels.ts';
 export {
   FUSED_KERNELS,
   fusedRmsNorm,

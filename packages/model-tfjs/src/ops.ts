@@ -1,10 +1,12 @@
 /**
  * The Qwen2 building blocks as small pure functions of tensors (spec A3). Every matmul goes
- * through {@link matMulNN}: on wasm a transposed operand is 10-13x slower than the plain layout
- * (spec B4), so linear weights live as `[in, out]` and both gradients are plain matmuls on
- * explicitly transposed operands.
+ * through {@link matMulNN}: with XNNPACK on wasm a transposed operand is 10-13x slower than the
+ * plain layout (spec B4), so linear weights live as `[in, out]` and both gradients are plain
+ * matmuls on explicitly transposed operands. Where the matmul reads transposed operands at full
+ * speed (our wasm kernel, `wasm-gemm.ts`, and webgpu) the gradients pass transpose flags instead.
  */
 import * as tf from '@tensorflow/tfjs';
+import { wasmMatMul } from './wasm-kernels.ts';
 import { fusedAttention } from './webgpu/kernels/attention.ts';
 import {
   fusedKernelsActive,
@@ -21,6 +23,11 @@ function swapLastTwo(x: tf.Tensor): tf.Tensor {
   return tf.transpose(x, perm);
 }
 
+/** Whether the active backend's matmul reads a transposed operand at full speed. */
+function transposeFlagsAreFree(): boolean {
+  return fusedKernelsActive() || wasmMatMul() === 'agentrl';
+}
+
 /** `a · b` for `[..., M, K] x [..., K, N]` whose forward and gradients are all untransposed matmuls. */
 export const matMulNN = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
   const [a, b, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
@@ -30,8 +37,8 @@ export const matMulNN = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[])
     gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
       const g = dy as tf.Tensor;
       const [sa, sb] = saved as [tf.Tensor, tf.Tensor];
-      // webgpu reads transposed operands in the shader: flags instead of transpose dispatches.
-      if (fusedKernelsActive())
+      // webgpu and our wasm kernel read transposed operands directly: flags, not transposes.
+      if (transposeFlagsAreFree())
         return [tf.matMul(g, sb, false, true), tf.matMul(sa, g, true, false)];
       return [tf.matMul(g, swapLastTwo(sb)), tf.matMul(swapLastTwo(sa), g)];
     },
@@ -78,9 +85,21 @@ function batchMatMulByConv(a: tf.Tensor, b: tf.Tensor): tf.Tensor3D {
 /** Rows below which the plain batched matmul is as fast (decode steps). */
 const CONV_MIN_ROWS = 8;
 
-function batchedProduct(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
-  const useConv = tf.getBackend() === 'wasm' && (a.shape[1] as number) >= CONV_MIN_ROWS;
-  return useConv ? batchMatMulByConv(a, b) : tf.matMul(a, b);
+function batchedProduct(
+  a: tf.Tensor,
+  b: tf.Tensor,
+  transposeA = false,
+  transposeB = false,
+): tf.Tensor {
+  const useConv =
+    tf.getBackend() === 'wasm' &&
+    wasmMatMul() === 'xnnpack' &&
+    (a.shape[transposeA ? 2 : 1] as number) >= CONV_MIN_ROWS;
+  if (!useConv) return tf.matMul(a, b, transposeA, transposeB);
+  return batchMatMulByConv(
+    transposeA ? tf.transpose(a, [0, 2, 1]) : a,
+    transposeB ? tf.transpose(b, [0, 2, 1]) : b,
+  );
 }
 
 /** Batched `[C, M, K] x [C, K, N]` with forward and both gradients through {@link batchedProduct}. */
@@ -92,10 +111,7 @@ const batchMatMulFast = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[])
     gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
       const g = dy as tf.Tensor;
       const [sa, sb] = saved as [tf.Tensor, tf.Tensor];
-      return [
-        batchedProduct(g, tf.transpose(sb, [0, 2, 1])),
-        batchedProduct(tf.transpose(sa, [0, 2, 1]), g),
-      ];
+      return [batchedProduct(g, sb, false, true), batchedProduct(sa, g, true, false)];
     },
   };
 }) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;

@@ -1,0 +1,200 @@
+import * as tf from '@tensorflow/tfjs';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { selectBackend } from './backend.ts';
+import { gemmModuleBytes, relaxedSimdSupported, WasmGemm, webAssembly } from './wasm-gemm.ts';
+import { setWasmMatMul, wasmMatMul } from './wasm-kernels.ts';
+
+/** float64 `A · B` of row-major `[batch, M, K]` and `[batch, K, N]` (batch of B may be 1). */
+function reference(
+  a: Float32Array,
+  b: Float32Array,
+  batch: number,
+  M: number,
+  K: number,
+  N: number,
+  bBatch: number,
+): Float64Array {
+  const out = new Float64Array(batch * M * N);
+  for (let s = 0; s < batch; s++) {
+    const bs = bBatch === 1 ? 0 : s;
+    for (let i = 0; i < M; i++) {
+      for (let j = 0; j < N; j++) {
+        let sum = 0;
+        for (let k = 0; k < K; k++)
+          sum += (a[(s * M + i) * K + k] as number) * (b[(bs * K + k) * N + j] as number);
+        out[(s * M + i) * N + j] = sum;
+      }
+    }
+  }
+  return out;
+}
+
+function values(n: number, seed: number): Float32Array {
+  const out = new Float32Array(n);
+  let x = seed * 2654435761;
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    out[i] = (x / 2 ** 32) * 2 - 1;
+  }
+  return out;
+}
+
+/**
+ * Entries in [-1, 1] bound every sum of K products by K, and float32 accumulation errs by at most
+ * about K · 2^-24 of that: 1e-6 · K is a safe margin.
+ */
+function expectClose(got: Float32Array, want: Float64Array, K: number): void {
+  expect(got.length).toBe(want.length);
+  const tolerance = 1e-6 * Math.max(1, K);
+  for (let i = 0; i < want.length; i++) {
+    expect(Math.abs((got[i] as number) - (want[i] as number))).toBeLessThanOrEqual(tolerance);
+  }
+}
+
+describe('wasm matrix product (relaxed SIMD)', () => {
+  beforeAll(async () => {
+    await selectBackend({ backend: 'wasm' });
+    setWasmMatMul('agentrl');
+  });
+
+  it('builds a valid module with and without fused multiply-add', () => {
+    expect(webAssembly.validate(gemmModuleBytes(false))).toBe(true);
+    // Node 24 ships relaxed SIMD; an engine without it gets the multiply + add module.
+    expect(typeof relaxedSimdSupported()).toBe('boolean');
+    // The replacement kernel is registered and bound to the wasm backend's heap.
+    expect(wasmMatMul()).toBe('agentrl');
+    setWasmMatMul('xnnpack');
+    expect(wasmMatMul()).toBe('xnnpack');
+    setWasmMatMul('agentrl');
+  });
+
+  it('matches a float64 product for every transpose flag, edge sizes and broadcast batches', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 41 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 27 }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 1000 }),
+        (batch, M, K, N, transposeA, transposeB, sharedB, seed) => {
+          const bBatch = sharedB ? 1 : batch;
+          const a = values(batch * M * K, seed);
+          const b = values(bBatch * K * N, seed + 1);
+          const want = reference(a, b, batch, M, K, N, bBatch);
+          const got = tf.tidy(() => {
+            let ta = tf.tensor3d(a, [batch, M, K]);
+            let tb = tf.tensor3d(b, [bBatch, K, N]);
+            // Hand the kernel transposed storage with the flag that undoes it.
+            if (transposeA) ta = tf.transpose(ta, [0, 2, 1]);
+            if (transposeB) tb = tf.transpose(tb, [0, 2, 1]);
+            return tf.matMul(ta, tb, transposeA, transposeB);
+          });
+          expect(got.shape).toEqual([batch, M, N]);
+          expectClose(got.dataSync() as Float32Array, want, K);
+          got.dispose();
+        },
+      ),
+      { numRuns: 120 },
+    );
+  });
+
+  it('broadcasts multi-dimensional outer dimensions like numpy', () => {
+    const a = values(2 * 1 * 3 * 5, 7);
+    const b = values(1 * 3 * 5 * 4, 8);
+    const got = tf.tidy(() =>
+      tf.matMul(tf.tensor4d(a, [2, 1, 3, 5]), tf.tensor4d(b, [1, 3, 5, 4])).dataSync(),
+    );
+    const want = tf.tidy(() => {
+      const ta = tf.tensor4d(a, [2, 1, 3, 5]);
+      const tb = tf.tensor4d(b, [1, 3, 5, 4]);
+      return tf.sum(tf.mul(tf.expandDims(ta, -1), tf.expandDims(tb, 2)), 3).dataSync();
+    });
+    expect(got.length).toBe(2 * 3 * 3 * 4);
+    for (let i = 0; i < got.length; i++) expect(got[i]).toBeCloseTo(want[i] as number, 5);
+  });
+
+  it('gives the same product as the backend own XNNPACK kernel, which stays selectable', () => {
+    const a = tf.tensor2d(values(37 * 64, 3), [37, 64]);
+    const b = tf.tensor2d(values(64 * 50, 4), [64, 50]);
+    const ours = tf.matMul(a, b).dataSync();
+    setWasmMatMul('xnnpack');
+    try {
+      const theirs = tf.matMul(a, b).dataSync();
+      for (let i = 0; i < ours.length; i++) expect(ours[i]).toBeCloseTo(theirs[i] as number, 4);
+    } finally {
+      setWasmMatMul('agentrl');
+      a.dispose();
+      b.dispose();
+    }
+  });
+
+  it('propagates gradients through transposed products (the matmul gradient uses the flags)', () => {
+    const x = tf.tensor2d(values(6 * 9, 5), [6, 9]);
+    const w = tf.tensor2d(values(9 * 11, 6), [9, 11]);
+    const [gx, gw] = tf.grads((p: tf.Tensor, q: tf.Tensor) => tf.sum(tf.square(tf.matMul(p, q))))([
+      x,
+      w,
+    ]) as [tf.Tensor, tf.Tensor];
+    setWasmMatMul('xnnpack');
+    const [rx, rw] = tf.grads((p: tf.Tensor, q: tf.Tensor) => tf.sum(tf.square(tf.matMul(p, q))))([
+      x,
+      w,
+    ]) as [tf.Tensor, tf.Tensor];
+    setWasmMatMul('agentrl');
+    const pairs: [tf.Tensor, tf.Tensor][] = [
+      [gx, rx],
+      [gw, rw],
+    ];
+    for (const [g, r] of pairs) {
+      const gd = g.dataSync();
+      const rd = r.dataSync();
+      for (let i = 0; i < gd.length; i++) expect(gd[i]).toBeCloseTo(rd[i] as number, 3);
+    }
+    tf.dispose([x, w, gx, gw, rx, rw]);
+  });
+
+  it('frees its scratch space: the heap stays flat over repeated products', () => {
+    const a = tf.tensor2d(values(33 * 70, 9), [33, 70]);
+    const b = tf.tensor2d(values(70 * 13, 10), [70, 13]);
+    const before = tf.memory().numTensors;
+    for (let i = 0; i < 5; i++) tf.matMul(a, b).dispose();
+    const heapBefore = (tf.memory() as { numBytes: number }).numBytes;
+    for (let i = 0; i < 50; i++) tf.matMul(a, b).dispose();
+    expect(tf.memory().numTensors).toBe(before);
+    expect((tf.memory() as { numBytes: number }).numBytes).toBe(heapBefore);
+    tf.dispose([a, b]);
+  });
+
+  it('works on a standalone heap (the class, without tfjs)', () => {
+    const memory = new webAssembly.Memory({ initial: 4 });
+    let top = 1024;
+    const gemm = new WasmGemm({
+      memory,
+      malloc: (bytes) => {
+        const p = top;
+        top += Math.ceil(bytes / 16) * 16;
+        return p;
+      },
+      free: () => {},
+    });
+    const heap = new Float32Array(memory.buffer);
+    const [M, K, N] = [5, 6, 7];
+    const a = values(M * K, 11);
+    const b = values(K * N, 12);
+    heap.set(a, 0);
+    heap.set(b, 64);
+    gemm.multiply(
+      { offset: 0, rowStride: K * 4, colStride: 4 },
+      { offset: 256, rowStride: N * 4, colStride: 4 },
+      512 * 4,
+      M,
+      K,
+      N,
+    );
+    expectClose(heap.slice(512, 512 + M * N), reference(a, b, 1, M, K, N, 1), K);
+  });
+});
