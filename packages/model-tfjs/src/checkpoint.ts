@@ -13,7 +13,14 @@ import { isIgnorableKey, parameterSpecs, transpose2d } from './parameters.ts';
 import { type NamedTensor, readCheckpointTensors } from './safetensors.ts';
 
 /** Options of {@link loadCausalLM} and {@link createCausalLM}. */
-export type LoadOptions = BackendOptions;
+export interface LoadOptions extends BackendOptions {
+  /**
+   * Hold the embedding and LM head as row blocks of at most this many bytes (and keep one call's
+   * logits under it). On webgpu the default, and the cap, is the device's binding limit
+   * (`maxStorageBufferBindingSize`); on other backends nothing is split unless this is set.
+   */
+  readonly maxBindingBytes?: number;
+}
 
 async function readConfig(dir: string): Promise<CausalLMConfig> {
   let text: string;
@@ -89,7 +96,10 @@ function modelFromTensors(
     tf.dispose([...weights.values()]);
     throw error;
   }
-  return new CausalLM(config, backend, weights, options.logger ? { logger: options.logger } : {});
+  return new CausalLM(config, backend, weights, {
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.maxBindingBytes !== undefined ? { maxBindingBytes: options.maxBindingBytes } : {}),
+  });
 }
 
 /** Options of {@link createCausalLM}. */

@@ -5,6 +5,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLMConfig } from './config.ts';
 import { attention, linear, MASKED, mlp, rmsNorm, rotary, rotaryTables } from './ops.ts';
+import { gatherSplitRows } from './webgpu/split.ts';
 
 /** Constants of the rotary embedding: `inv_freq` and the rotate-half matrix (see ops.ts). */
 export interface RotaryConstants {
@@ -14,6 +15,13 @@ export interface RotaryConstants {
 
 /** Looks up a parameter by HF name (linear weights `[in, out]`). */
 export type WeightLookup = (name: string) => tf.Tensor;
+
+/**
+ * The blocks of a parameter held split (over the GPU binding limit, see webgpu/split.ts), or
+ * `undefined` when it is held whole: the embedding as row blocks `[V_k, H]`, an untied head as
+ * column blocks `[H, V_k]` of its `[in, out]` layout (row blocks of the HF `[V, H]` matrix).
+ */
+export type BlockLookup = (name: string) => readonly tf.Tensor2D[] | undefined;
 
 /** Cached post-rotary keys `[B, nkv, d, S]` (transposed) and values `[B, nkv, S, d]` of one layer. */
 export interface LayerCache {
@@ -61,6 +69,7 @@ export function decoderForward(
   get: WeightLookup,
   rope: RotaryConstants,
   inputs: ForwardInputs,
+  blocks: BlockLookup = () => undefined,
 ): ForwardOutput {
   const [B, T] = inputs.ids.shape;
   const { numAttentionHeads: nh, numKeyValueHeads: nkv, headDim: d, rmsNormEps: eps } = config;
@@ -72,10 +81,12 @@ export function decoderForward(
   });
   const qTables = headTables(nh);
   const kTables = nkv === nh ? qTables : headTables(nkv);
-  let x = tf.gather(
-    get('model.embed_tokens.weight'),
-    tf.reshape(inputs.ids, [B * T]),
-  ) as tf.Tensor2D;
+  const flatIds = tf.reshape(inputs.ids, [B * T]) as tf.Tensor1D;
+  const embedding = blocks('model.embed_tokens.weight');
+  let x =
+    embedding === undefined
+      ? (tf.gather(get('model.embed_tokens.weight'), flatIds) as tf.Tensor2D)
+      : gatherSplitRows(embedding, flatIds);
   const newCache: LayerCache[] = [];
   for (let l = 0; l < config.numHiddenLayers; l++) {
     const p = `model.layers.${l}`;
@@ -131,12 +142,24 @@ export function decoderForward(
   return { hidden: rmsNorm(x, get('model.norm.weight') as tf.Tensor1D, eps), cache: newCache };
 }
 
-/** Logits `[N, V]` of hidden states `[N, H]`; the tied head uses the embedding, transposed explicitly. */
+/**
+ * Logits `[N, V]` of hidden states `[N, H]`; the tied head uses the embedding, transposed
+ * explicitly. A split head is applied block by block and the logits concatenated (the caller
+ * keeps `N · V · 4` bytes under the binding limit).
+ */
 export function headLogits(
   config: CausalLMConfig,
   get: WeightLookup,
   hidden: tf.Tensor2D,
+  blocks: BlockLookup = () => undefined,
 ): tf.Tensor2D {
+  const split = blocks(config.tieWordEmbeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
+  if (split !== undefined) {
+    const parts = split.map((block) =>
+      linear(hidden, config.tieWordEmbeddings ? (tf.transpose(block) as tf.Tensor2D) : block),
+    );
+    return (parts.length === 1 ? parts[0] : tf.concat(parts, 1)) as tf.Tensor2D;
+  }
   const head = config.tieWordEmbeddings
     ? tf.transpose(get('model.embed_tokens.weight'))
     : get('lm_head.weight');

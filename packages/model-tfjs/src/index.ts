@@ -18,7 +18,13 @@ export { type CausalLMConfig, type CausalLMConfigInput, parseConfig } from './co
 export { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './dtype.ts';
 export type { ModelLogger } from './logger.ts';
 export { LORA_TARGETS, LoRAAdapters, type LoRAOptions } from './lora.ts';
-export { CausalLM, type ScoreOptions, type TokenScores } from './model.ts';
+export {
+  CausalLM,
+  type CausalLMOptions,
+  type ParameterStorage,
+  type ScoreOptions,
+  type TokenScores,
+} from './model.ts';
 export {
   AdamWState,
   type OptimizerOptions,
@@ -86,7 +92,14 @@ export {
   webgpuBindingLimit,
   withGpuErrorScope,
 } from './webgpu/setup.ts';
-export { blockRanges, gatherSplitRows, matMulSplitRowsT, splitRows } from './webgpu/split.ts';
+export {
+  blockRanges,
+  gatherSplitRows,
+  joinHost,
+  matMulSplitRowsT,
+  splitHost,
+  splitRows,
+} from './webgpu/split.ts';
 export {
   buildWordVocabulary,
   splitWords,

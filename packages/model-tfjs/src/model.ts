@@ -14,6 +14,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from './backend.ts';
 import type { CausalLMConfig } from './config.ts';
 import {
+  type BlockLookup,
   buildMask,
   decoderForward,
   type ForwardInputs,
@@ -26,7 +27,7 @@ import type { ModelLogger } from './logger.ts';
 import { LoRAAdapters, type LoRAOptions } from './lora.ts';
 import { inverseFrequencies, pickLogProbs, rotateHalfMatrix, withoutGradients } from './ops.ts';
 import { WorkerPool } from './parallel.ts';
-import { parameterSpecs } from './parameters.ts';
+import { type ParameterSpec, parameterSpecs } from './parameters.ts';
 import { type SaveOptions, saveCausalLM } from './save.ts';
 import {
   type PolicySample,
@@ -39,8 +40,64 @@ import {
 } from './train.ts';
 import { loadTrainingState, saveTrainingState } from './training-state.ts';
 import { fusedEntropy, fusedKernelsActive, fusedTokenLogProbs } from './webgpu/kernels/fused.ts';
+import { webgpuBindingLimit } from './webgpu/setup.ts';
+import { blockRanges, joinHost, splitHost } from './webgpu/split.ts';
 
 let modelCounter = 0;
+
+/**
+ * Parameters that may be held as blocks when larger than the binding limit, and the axis of their
+ * in-memory layout the blocks cut: the embedding `[V, H]` by rows, the untied head (held
+ * `[H, V]`) by columns; both are row blocks of the HF `[V, H]` matrix.
+ */
+const SPLITTABLE: ReadonlyMap<string, 0 | 1> = new Map([
+  ['model.embed_tokens.weight', 0],
+  ['lm_head.weight', 1],
+]);
+
+/** How one parameter is stored: whole (one variable) or split along `axis` into blocks. */
+export interface ParameterStorage {
+  /** In-memory shape of the whole parameter (linear weights `[in, out]`). */
+  readonly shape: readonly number[];
+  /** The axis the blocks cut, for a split parameter. */
+  readonly axis?: 0 | 1;
+  /** The one variable, or the blocks in order. */
+  readonly variables: readonly tf.Variable[];
+}
+
+/** Options of the {@link CausalLM} constructor. */
+export interface CausalLMOptions {
+  readonly trainable?: boolean;
+  readonly logger?: ModelLogger;
+  /**
+   * Largest tensor, in bytes, one kernel may bind: the embedding and LM head are held as row
+   * blocks under it, and one call's logits must fit it. On webgpu it defaults to (and is capped by)
+   * the device's binding limit (`maxStorageBufferBindingSize`); elsewhere nothing is split unless
+   * it is given (tests).
+   */
+  readonly maxBindingBytes?: number;
+}
+
+function memoryShape(spec: ParameterSpec): [number, number] | [number] {
+  if (spec.shape.length === 1) return [spec.shape[0]];
+  const [rows, cols] = spec.shape as readonly [number, number];
+  return spec.transposed ? [cols, rows] : [rows, cols];
+}
+
+function resolveBindingLimit(
+  backend: BackendName,
+  requested: number | undefined,
+): number | undefined {
+  if (requested !== undefined && !(Number.isFinite(requested) && requested > 0)) {
+    throw new InvalidInputError(
+      `maxBindingBytes is ${requested}; use a positive number of bytes (or leave it unset)`,
+      { details: { field: 'maxBindingBytes', value: requested } },
+    );
+  }
+  const device = backend === 'webgpu' ? webgpuBindingLimit() : undefined;
+  if (device === undefined) return requested;
+  return requested === undefined ? device : Math.min(requested, device);
+}
 
 /** Batches smaller than this generate on the calling thread even when workers run. */
 export const PARALLEL_GENERATE_MIN_ROWS = 32;
@@ -82,6 +139,25 @@ function checkSequences(
   });
 }
 
+/** Log-probs of `targets` (and entropies) of one group of logit rows `[n, V]`. */
+function scoreLogits(
+  logits: tf.Tensor2D,
+  targets: Int32Array,
+  withEntropy: boolean | undefined,
+): { logProbs: tf.Tensor1D; entropies?: tf.Tensor1D } {
+  if (fusedKernelsActive()) {
+    // webgpu: one dispatch for the log-probs and one for the entropies, no [N, V] temporaries.
+    const logProbs = fusedTokenLogProbs(logits, tf.tensor1d(targets, 'int32')) as tf.Tensor1D;
+    if (withEntropy !== true) return { logProbs };
+    return { logProbs, entropies: fusedEntropy(logits) as tf.Tensor1D };
+  }
+  const { logProbs, lse } = pickLogProbs(logits, targets);
+  if (withEntropy !== true) return { logProbs: logProbs as tf.Tensor1D };
+  const probs = tf.exp(tf.sub(logits, tf.expandDims(lse, -1)));
+  const entropies = tf.sub(lse, tf.sum(tf.mul(probs, logits), -1)) as tf.Tensor1D;
+  return { logProbs: logProbs as tf.Tensor1D, entropies };
+}
+
 /** A decoder-only causal LM in tfjs. Create with `loadCausalLM` or `createCausalLM`. */
 export class CausalLM implements Policy {
   readonly config: CausalLMConfig;
@@ -89,13 +165,28 @@ export class CausalLM implements Policy {
   readonly backend: BackendName;
   readonly logger: ModelLogger | undefined;
   readonly trainable: boolean;
+  /**
+   * Largest tensor (bytes) one kernel may bind, when limited (see {@link CausalLMOptions}): the
+   * embedding and LM head are held as row blocks under it.
+   */
+  readonly maxBindingBytes: number | undefined;
+  /** Parameters held whole. */
   readonly #variables = new Map<string, tf.Variable>();
+  /** Parameters held as blocks (over `maxBindingBytes`). */
+  readonly #split = new Map<
+    string,
+    { axis: 0 | 1; shape: [number, number]; blocks: tf.Variable[] }
+  >();
+  readonly #names: string[] = [];
   readonly #rope: RotaryConstants;
   /** Optimizer state owned by the training module (AdamW moments, step count). */
   optimizerState: unknown;
   #pool: WorkerPool | undefined;
   #lora: LoRAAdapters | undefined;
-  #inferenceHead: tf.Tensor2D | undefined;
+  /** Transposed tied-head blocks for inference (one when the embedding is whole). */
+  #inferenceHead: tf.Tensor2D[] | undefined;
+  readonly #blocks: BlockLookup = (name) =>
+    this.#split.get(name)?.blocks as tf.Tensor2D[] | undefined;
 
   /** The worker threads sharing this model's steps, if started. */
   get workerPool(): WorkerPool | undefined {
@@ -109,6 +200,12 @@ export class CausalLM implements Policy {
    */
   async startWorkers(count = Math.max(0, availableParallelism() - 1)): Promise<void> {
     await this.stopWorkers();
+    if (this.#split.size > 0 && count > 0) {
+      throw new InvalidInputError(
+        `worker threads copy whole weights, and ${[...this.#split.keys()].join(', ')} is held in row blocks (over maxBindingBytes ${this.maxBindingBytes}); train on one thread`,
+        { details: { field: 'count', value: count } },
+      );
+    }
     if (this.#lora !== undefined && count > 0) {
       throw new InvalidInputError(
         'worker threads train full weights; call mergeLoRA() first or train LoRA on one thread',
@@ -137,27 +234,30 @@ export class CausalLM implements Policy {
 
   /**
    * Wraps in-memory weights (HF names; linear weights already `[in, out]`). Takes ownership of
-   * the tensors.
+   * the tensors. The embedding or LM head may be given as its blocks (as {@link parameterStorage}
+   * holds them); a whole one over `maxBindingBytes` is split here, through host memory (its
+   * values must still be on the host, as for a tensor just created from an array).
    */
   constructor(
     config: CausalLMConfig,
     backend: BackendName,
-    weights: ReadonlyMap<string, tf.Tensor>,
-    options: { trainable?: boolean; logger?: ModelLogger } = {},
+    weights: ReadonlyMap<string, tf.Tensor | readonly tf.Tensor[]>,
+    options: CausalLMOptions = {},
   ) {
     this.config = config;
     this.backend = backend;
     this.logger = options.logger;
     this.trainable = options.trainable ?? true;
+    this.maxBindingBytes = resolveBindingLimit(backend, options.maxBindingBytes);
     const id = modelCounter++;
     for (const spec of parameterSpecs(config)) {
-      const t = weights.get(spec.name);
-      if (t === undefined)
+      const given = weights.get(spec.name);
+      if (given === undefined)
         throw new InvalidInputError(`missing weight ${spec.name}`, {
           details: { field: spec.name },
         });
-      this.#variables.set(spec.name, tf.variable(t, this.trainable, `agentrl_m${id}/${spec.name}`));
-      t.dispose();
+      this.#names.push(spec.name);
+      this.#store(spec, given, `agentrl_m${id}/${spec.name}`);
     }
     this.#rope = {
       invFreq: inverseFrequencies(config.headDim, config.ropeTheta),
@@ -165,19 +265,107 @@ export class CausalLM implements Policy {
     };
   }
 
-  /** The parameter tensor under its HF name (linear weights `[in, out]`). */
+  #store(spec: ParameterSpec, given: tf.Tensor | readonly tf.Tensor[], varName: string): void {
+    const shape = memoryShape(spec);
+    const axis = SPLITTABLE.get(spec.name);
+    const limit = this.maxBindingBytes;
+    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
+    if (given instanceof tf.Tensor && (limit === undefined || bytes <= limit)) {
+      this.#variables.set(spec.name, tf.variable(given, this.trainable, varName));
+      given.dispose();
+      return;
+    }
+    if (axis === undefined || shape.length !== 2) {
+      if (given instanceof tf.Tensor) given.dispose();
+      else tf.dispose([...given]);
+      throw new InvalidInputError(
+        `parameter ${spec.name} [${shape.join(', ')}] is ${bytes} bytes, over the binding limit of ${limit} bytes (maxBindingBytes); only the embedding and the LM head are held in row blocks: raise maxBindingBytes`,
+        { details: { field: 'maxBindingBytes', value: limit, parameter: spec.name } },
+      );
+    }
+    const whole = shape as [number, number];
+    let blocks: tf.Tensor[];
+    if (given instanceof tf.Tensor) {
+      // Cut on the host: no kernel may bind the whole matrix (on webgpu it would return stale data).
+      const sizes = blockRanges(whole[axis], whole[1 - axis] as number, limit as number).map(
+        ([start, end]) => end - start,
+      );
+      const pieces = splitHost(given.dataSync() as Float32Array, whole, axis, sizes);
+      given.dispose();
+      blocks = pieces.map((data, k) => {
+        const n = sizes[k] as number;
+        return tf.tensor2d(data, axis === 0 ? [n, whole[1]] : [whole[0], n]);
+      });
+    } else {
+      blocks = [...given];
+      const other = 1 - axis;
+      const total = blocks.reduce((a, b) => a + (b.shape[axis] ?? 0), 0);
+      if (
+        total !== whole[axis] ||
+        blocks.some((b) => b.rank !== 2 || b.shape[other] !== whole[other])
+      ) {
+        tf.dispose(blocks);
+        throw new InvalidInputError(
+          `the blocks of ${spec.name} (${blocks.map((b) => `[${b.shape.join(', ')}]`).join(', ')}) do not tile its [${whole.join(', ')}] layout along axis ${axis}`,
+          { details: { field: spec.name } },
+        );
+      }
+    }
+    this.#split.set(spec.name, {
+      axis,
+      shape: whole,
+      blocks: blocks.map((t, k) => {
+        const v = tf.variable(t, this.trainable, `${varName}/block${k}`);
+        t.dispose();
+        return v;
+      }),
+    });
+  }
+
+  /**
+   * The parameter tensor under its HF name (linear weights `[in, out]`). A parameter held in
+   * blocks (over `maxBindingBytes`: the embedding or LM head of a large model on webgpu) has no
+   * whole tensor, since no kernel could bind one: this throws, naming `readWeight` (the joined
+   * values, on the host) and `parameterStorage` (the blocks).
+   */
   weight = (name: string): tf.Variable => {
     const v = this.#variables.get(name);
-    if (v === undefined)
-      throw new InvalidInputError(`the model has no parameter ${name}`, {
-        details: { field: 'name', value: name },
-      });
-    return v;
+    if (v !== undefined) return v;
+    const split = this.#split.get(name);
+    if (split !== undefined) {
+      throw new InvalidInputError(
+        `${name} is held as ${split.blocks.length} blocks (its [${split.shape.join(', ')}] float32 values exceed maxBindingBytes ${this.maxBindingBytes}); use await model.readWeight(name) for the joined values or model.parameterStorage(name).variables for the blocks`,
+        { details: { field: 'name', value: name } },
+      );
+    }
+    throw new InvalidInputError(`the model has no parameter ${name}`, {
+      details: { field: 'name', value: name },
+    });
   };
+
+  /** How a parameter is stored: whole, or in blocks along an axis of its in-memory layout. */
+  parameterStorage(name: string): ParameterStorage {
+    const split = this.#split.get(name);
+    if (split !== undefined)
+      return { shape: split.shape, axis: split.axis, variables: split.blocks };
+    const v = this.weight(name);
+    return { shape: v.shape, variables: [v] };
+  }
+
+  /**
+   * The values of a parameter in its in-memory layout (linear weights `[in, out]`), joined on the
+   * host when it is held in blocks. A copy: changing it changes nothing.
+   */
+  async readWeight(name: string): Promise<Float32Array> {
+    const storage = this.parameterStorage(name);
+    const pieces = await Promise.all(storage.variables.map((v) => v.data()));
+    if (storage.axis === undefined) return Float32Array.from(pieces[0] as Float32Array);
+    return joinHost(pieces as Float32Array[], storage.shape as [number, number], storage.axis);
+  }
 
   /** Parameter names in checkpoint order. */
   parameterNames(): string[] {
-    return [...this.#variables.keys()];
+    return [...this.#names];
   }
 
   /** The variables an optimizer step updates: the LoRA adapters when active, else every weight. */
@@ -234,21 +422,25 @@ export class CausalLM implements Policy {
     return this.#lora === undefined ? w : this.#lora.effective(name, w);
   };
 
-  /** Every weight variable, in checkpoint order (linear weights `[in, out]`). */
+  /**
+   * Every weight variable, in checkpoint order (linear weights `[in, out]`); a parameter held in
+   * blocks contributes its blocks, in order (see {@link parameterStorage}).
+   */
   variables(): tf.Variable[] {
-    return [...this.#variables.values()];
+    return this.#names.flatMap((name) => this.parameterStorage(name).variables);
   }
 
   /** Total number of parameters. */
   numParameters(): number {
     let n = 0;
-    for (const v of this.#variables.values()) n += v.size;
+    for (const v of this.variables()) n += v.size;
     return n;
   }
 
   /** Low-level forward pass (final-norm hidden states `[B·T, H]`); call inside `tf.tidy`. */
   forward(inputs: ForwardInputs): ForwardOutput {
-    const run = () => decoderForward(this.config, this.effectiveWeight, this.#rope, inputs);
+    const run = () =>
+      decoderForward(this.config, this.effectiveWeight, this.#rope, inputs, this.#blocks);
     return inputs.inference === true ? withoutGradients(run) : run();
   }
 
@@ -258,18 +450,38 @@ export class CausalLM implements Policy {
    * tensor repacks it every call, ~10x the cost of the decode-step matmul itself.
    */
   logits(hidden: tf.Tensor2D, options: { inference?: boolean } = {}): tf.Tensor2D {
+    this.#checkLogitsSize(hidden.shape[0]);
     if (options.inference !== true || !this.config.tieWordEmbeddings)
-      return headLogits(this.config, this.weight, hidden);
+      return headLogits(this.config, this.weight, hidden, this.#blocks);
     if (this.#inferenceHead === undefined) {
-      const embedding = this.weight('model.embed_tokens.weight');
-      this.#inferenceHead = tf.keep(tf.transpose(embedding) as tf.Tensor2D);
+      const blocks = this.#blocks('model.embed_tokens.weight') ?? [
+        this.weight('model.embed_tokens.weight') as tf.Tensor2D,
+      ];
+      this.#inferenceHead = blocks.map((b) => tf.keep(tf.transpose(b) as tf.Tensor2D));
     }
-    return tf.matMul(hidden, this.#inferenceHead);
+    const parts = this.#inferenceHead.map((head) => tf.matMul(hidden, head));
+    return (parts.length === 1 ? parts[0] : tf.concat(parts, 1)) as tf.Tensor2D;
+  }
+
+  /** Rows of logits one head call may produce: `[N, V]` float32 must fit `maxBindingBytes`. */
+  logitsRowsPerCall(): number {
+    const limit = this.maxBindingBytes;
+    if (limit === undefined) return Number.POSITIVE_INFINITY;
+    return Math.floor(limit / (this.config.vocabSize * 4));
+  }
+
+  #checkLogitsSize(rows: number): void {
+    if (rows <= this.logitsRowsPerCall()) return;
+    const V = this.config.vocabSize;
+    throw new InvalidInputError(
+      `one call's logits, ${rows} positions × ${V} vocabulary entries (${rows * V * 4} bytes), exceed the binding limit of ${this.maxBindingBytes} bytes (maxBindingBytes; on webgpu the adapter's maxStorageBufferBindingSize), and the GPU would return wrong numbers: lower microBatchSize in trainStep/sftStep so a micro-batch has at most ${this.logitsRowsPerCall()} response tokens, or generate for fewer prompts per call (scoring splits its rows by itself)`,
+      { details: { field: 'microBatchSize', value: rows, limit: this.maxBindingBytes } },
+    );
   }
 
   /** Drops caches derived from the weights; call after changing variables outside train steps. */
   weightsChanged(): void {
-    this.#inferenceHead?.dispose();
+    if (this.#inferenceHead !== undefined) tf.dispose(this.#inferenceHead);
     this.#inferenceHead = undefined;
   }
 
@@ -285,6 +497,20 @@ export class CausalLM implements Policy {
     temperature = 1,
     inference = false,
   ): { logits: tf.Tensor2D; T: number } {
+    const { hidden, T } = this.positionHidden(sequences, rows, inference);
+    const logits = this.logits(hidden, { inference });
+    return { logits: temperature === 1 ? logits : tf.div(logits, temperature), T };
+  }
+
+  /**
+   * Final-norm hidden states `[N, H]` at the positions {@link positionLogits} scores (all
+   * `B·(T-1)` of them when `rows` is absent); call inside `tf.tidy`.
+   */
+  positionHidden(
+    sequences: readonly (readonly number[])[],
+    rows?: Int32Array,
+    inference = false,
+  ): { hidden: tf.Tensor2D; T: number } {
     const B = sequences.length;
     const T = Math.max(2, ...sequences.map((s) => s.length));
     const ids = new Int32Array(B * T);
@@ -308,8 +534,7 @@ export class CausalLM implements Policy {
       H,
     ]) as tf.Tensor2D;
     if (rows !== undefined) used = tf.gather(used, tf.tensor1d(rows, 'int32'));
-    const logits = this.logits(used, { inference });
-    return { logits: temperature === 1 ? logits : tf.div(logits, temperature), T };
+    return { hidden: used, T };
   }
 
   /**
@@ -321,35 +546,37 @@ export class CausalLM implements Policy {
     options: { temperature?: number; withEntropy?: boolean; inference?: boolean } = {},
   ): TokenLogProbTensors {
     const B = sequences.length;
-    const { logits, T } = this.positionLogits(
-      sequences,
-      undefined,
-      options.temperature ?? 1,
-      options.inference ?? false,
-    );
+    const temperature = options.temperature ?? 1;
+    const inference = options.inference ?? false;
+    const { hidden, T } = this.positionHidden(sequences, undefined, inference);
     const targets = new Int32Array(B * (T - 1));
     sequences.forEach((seq, b) => {
       for (let t = 0; t < T - 1; t++)
         targets[b * (T - 1) + t] = t + 1 < seq.length ? (seq[t + 1] as number) : 0;
     });
-    if (fusedKernelsActive()) {
-      // webgpu: one dispatch for the log-probs and one for the entropies, no [N, V] temporaries.
-      const picked = tf.reshape(fusedTokenLogProbs(logits, tf.tensor1d(targets, 'int32')), [
+    // Rows in groups whose logits fit one binding (all at once unless the limit is small).
+    const N = B * (T - 1);
+    const per = Math.max(1, Math.min(N, this.logitsRowsPerCall()));
+    const logProbParts: tf.Tensor1D[] = [];
+    const entropyParts: tf.Tensor1D[] = [];
+    for (let start = 0; start < N; start += per) {
+      const n = Math.min(per, N - start);
+      const h =
+        n === N ? hidden : (tf.slice(hidden, [start, 0], [n, hidden.shape[1]]) as tf.Tensor2D);
+      const raw = this.logits(h, { inference });
+      const logits = temperature === 1 ? raw : (tf.div(raw, temperature) as tf.Tensor2D);
+      const part = scoreLogits(logits, targets.subarray(start, start + n), options.withEntropy);
+      logProbParts.push(part.logProbs);
+      if (part.entropies !== undefined) entropyParts.push(part.entropies);
+    }
+    const join = (parts: tf.Tensor1D[]) =>
+      tf.reshape(parts.length === 1 ? (parts[0] as tf.Tensor1D) : tf.concat(parts), [
         B,
         T - 1,
-      ]);
-      if (options.withEntropy !== true) return { logProbs: picked as tf.Tensor2D };
-      const entropies = tf.reshape(fusedEntropy(logits), [B, T - 1]) as tf.Tensor2D;
-      return { logProbs: picked as tf.Tensor2D, entropies };
-    }
-    const { logProbs, lse } = pickLogProbs(logits, targets);
-    if (options.withEntropy !== true) return { logProbs: tf.reshape(logProbs, [B, T - 1]) };
-    const probs = tf.exp(tf.sub(logits, tf.expandDims(lse, -1)));
-    const entropies = tf.reshape(tf.sub(lse, tf.sum(tf.mul(probs, logits), -1)), [
-      B,
-      T - 1,
-    ]) as tf.Tensor2D;
-    return { logProbs: tf.reshape(logProbs, [B, T - 1]), entropies };
+      ]) as tf.Tensor2D;
+    const logProbs = join(logProbParts);
+    if (options.withEntropy !== true) return { logProbs };
+    return { logProbs, entropies: join(entropyParts) };
   }
 
   /** `log p(t_i | t_<i)` for i >= 1 of every sequence (spec A5); a ragged batch in one call. */
@@ -485,17 +712,41 @@ export class CausalLM implements Policy {
 
   /** A frozen (non-trainable) copy of the current weights, e.g. the KL reference model. */
   frozenCopy(): CausalLM {
-    const weights = new Map<string, tf.Tensor>();
+    const weights = new Map<string, tf.Tensor | tf.Tensor[]>();
     for (const [name, v] of this.#variables) weights.set(name, tf.clone(v));
+    for (const [name, split] of this.#split)
+      weights.set(
+        name,
+        split.blocks.map((b) => tf.clone(b)),
+      );
     return new CausalLM(this.config, this.backend, weights, {
       trainable: false,
       ...(this.logger ? { logger: this.logger } : {}),
+      ...(this.maxBindingBytes !== undefined ? { maxBindingBytes: this.maxBindingBytes } : {}),
     });
   }
 
-  /** Copies another model's weights (same config) into this one, e.g. to refresh a reference. */
+  /**
+   * Copies another model's weights (same config, same storage: blocks where this model has them)
+   * into this one, e.g. to refresh a reference.
+   */
   copyWeightsFrom(other: CausalLM): void {
-    for (const [name, v] of this.#variables) v.assign(other.weight(name));
+    for (const name of this.#names) {
+      const mine = this.parameterStorage(name).variables;
+      const theirs = other.parameterStorage(name).variables;
+      if (
+        mine.length !== theirs.length ||
+        mine.some((v, k) => v.shape.join() !== theirs[k]?.shape.join())
+      ) {
+        throw new InvalidInputError(
+          `copyWeightsFrom: ${name} is stored as ${mine.length} block(s) here and ${theirs.length} in the other model; create both with the same config and maxBindingBytes`,
+          { details: { field: name } },
+        );
+      }
+      mine.forEach((v, k) => {
+        v.assign(theirs[k] as tf.Variable);
+      });
+    }
     this.weightsChanged();
   }
 
@@ -504,6 +755,8 @@ export class CausalLM implements Policy {
     void this.stopWorkers();
     for (const v of this.#variables.values()) v.dispose();
     this.#variables.clear();
+    for (const split of this.#split.values()) tf.dispose(split.blocks);
+    this.#split.clear();
     this.#rope.rotateHalf.dispose();
     this.#lora?.dispose();
     this.#lora = undefined;

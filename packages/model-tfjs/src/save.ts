@@ -29,6 +29,20 @@ export interface SaveOptions {
   readonly maxShardBytes?: number;
 }
 
+/**
+ * A parameter's values in the in-memory layout: joined on the host when it is held in blocks (so
+ * the file has the one HF tensor), merged with LoRA adapters when they are active (W + scale·A·B,
+ * so any HF loader reads them unchanged; adapters never touch the embedding or head).
+ */
+async function savedValues(model: CausalLM, name: string): Promise<Float32Array> {
+  if (model.parameterStorage(name).axis !== undefined) return model.readWeight(name);
+  if (model.lora === undefined) return (await model.weight(name).data()) as Float32Array;
+  const tensor = tf.tidy(() => model.effectiveWeight(name));
+  const values = (await tensor.data()) as Float32Array;
+  if (tensor !== model.weight(name)) tensor.dispose();
+  return values;
+}
+
 /** Writes `config.json` and the weights (HF layout) to `dir`, creating it if needed. */
 export async function saveCausalLM(
   model: CausalLM,
@@ -45,13 +59,7 @@ export async function saveCausalLM(
   const shards: Map<string, NamedTensor>[] = [new Map()];
   let shardBytes = 0;
   for (const spec of parameterSpecs(model.config)) {
-    // With LoRA active, write merged weights (W + scale·A·B) so any HF loader reads them unchanged.
-    const tensor =
-      model.lora === undefined
-        ? model.weight(spec.name)
-        : tf.tidy(() => model.effectiveWeight(spec.name));
-    const values = (await tensor.data()) as Float32Array;
-    if (tensor !== model.weight(spec.name)) tensor.dispose();
+    const values = await savedValues(model, spec.name);
     let data = values;
     if (spec.transposed) {
       const [rows, cols] = spec.shape as readonly [number, number];

@@ -3,7 +3,9 @@
  * continues exactly: `optimizer.safetensors` holds the AdamW first and second moments (F32, in the
  * model's `[in, out]` layout for linear weights) as `<parameter>.exp_avg` / `<parameter>.exp_avg_sq`,
  * and its metadata the step count and the last step's hyperparameters. The HF weight files are
- * untouched, so the folder still loads in transformers.
+ * untouched, so the folder still loads in transformers. A parameter held in blocks (over the
+ * binding limit) is saved as one joined tensor too, so the file does not depend on the storage:
+ * a state saved from a split model loads into a whole one and back.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -13,15 +15,34 @@ import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from './model.ts';
 import { AdamWState, type ResolvedOptimizerOptions } from './optimizer.ts';
 import { encodeSafetensors, type NamedTensor, readSafetensorsFile } from './safetensors.ts';
+import { joinHost, splitHost } from './webgpu/split.ts';
 
 /** File name of the optimizer state inside a model folder. */
 export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';
 
 const FORMAT = 'agentrl-adamw-v1';
 
-/** The HF parameter name of a model variable (`agentrl_m<id>/<name>` → `<name>`). */
-function parameterName(variable: tf.Variable): string {
-  return variable.name.replace(/^agentrl_m\d+\//, '');
+/** The moments of one parameter, joined over its blocks (zeros for a block without any). */
+async function joinedMoments(
+  state: AdamWState,
+  model: CausalLM,
+  name: string,
+): Promise<{ m: Float32Array; v: Float32Array } | undefined> {
+  const storage = model.parameterStorage(name);
+  const moments = storage.variables.map((variable) => state.existingMoments(variable));
+  if (moments.every((x) => x === undefined)) return undefined;
+  const read = (which: 'm' | 'v') =>
+    Promise.all(
+      moments.map(async (x, k) =>
+        x === undefined
+          ? new Float32Array((storage.variables[k] as tf.Variable).size)
+          : ((await x[which].data()) as Float32Array),
+      ),
+    );
+  const [m, v] = await Promise.all([read('m'), read('v')]);
+  if (storage.axis === undefined) return { m: m[0] as Float32Array, v: v[0] as Float32Array };
+  const shape = storage.shape as [number, number];
+  return { m: joinHost(m, shape, storage.axis), v: joinHost(v, shape, storage.axis) };
 }
 
 function rejectLoRA(model: CausalLM, action: string): void {
@@ -42,21 +63,12 @@ export async function saveTrainingState(model: CausalLM, dir: string): Promise<v
   const state = model.optimizerState instanceof AdamWState ? model.optimizerState : undefined;
   const tensors = new Map<string, NamedTensor>();
   if (state !== undefined && state.step > 0) {
-    for (const variable of model.trainableVariables()) {
-      const moments = state.existingMoments(variable);
+    for (const name of model.parameterNames()) {
+      const moments = await joinedMoments(state, model, name);
       if (moments === undefined) continue;
-      const name = parameterName(variable);
-      const [m, v] = await Promise.all([moments.m.data(), moments.v.data()]);
-      tensors.set(`${name}.exp_avg`, {
-        dtype: 'F32',
-        shape: variable.shape,
-        data: m as Float32Array,
-      });
-      tensors.set(`${name}.exp_avg_sq`, {
-        dtype: 'F32',
-        shape: variable.shape,
-        data: v as Float32Array,
-      });
+      const shape = model.parameterStorage(name).shape;
+      tensors.set(`${name}.exp_avg`, { dtype: 'F32', shape, data: moments.m });
+      tensors.set(`${name}.exp_avg_sq`, { dtype: 'F32', shape, data: moments.v });
     }
   }
   const metadata: Record<string, string> = {
@@ -140,11 +152,11 @@ export async function loadTrainingState(model: CausalLM, dir: string): Promise<v
     );
   }
   const hyperparameters = parseHyperparameters(path, metadata.hyperparameters);
-  const variables = model.trainableVariables();
+  const names = model.parameterNames();
   const expected = new Set<string>();
   if (step > 0 || tensors.size > 0) {
-    for (const variable of variables) {
-      const name = parameterName(variable);
+    for (const name of names) {
+      const shape = model.parameterStorage(name).shape;
       for (const key of [`${name}.exp_avg`, `${name}.exp_avg_sq`]) {
         expected.add(key);
         const t = tensors.get(key);
@@ -153,9 +165,9 @@ export async function loadTrainingState(model: CausalLM, dir: string): Promise<v
             details: { path, name: key },
           });
         }
-        if (t.shape.join(',') !== variable.shape.join(',')) {
+        if (t.shape.join(',') !== shape.join(',')) {
           throw new DataError(
-            `${path}: tensor ${key} has shape [${t.shape.join(', ')}], the model's parameter has [${variable.shape.join(', ')}]; the state is of another model config`,
+            `${path}: tensor ${key} has shape [${t.shape.join(', ')}], the model's parameter has [${shape.join(', ')}]; the state is of another model config`,
             { details: { path, name: key } },
           );
         }
@@ -173,18 +185,33 @@ export async function loadTrainingState(model: CausalLM, dir: string): Promise<v
   const state = new AdamWState();
   state.step = step;
   state.lastOptions = hyperparameters;
-  for (const variable of variables) {
-    const name = parameterName(variable);
+  for (const name of names) {
     const m = tensors.get(`${name}.exp_avg`);
     const v = tensors.get(`${name}.exp_avg_sq`);
     if (m === undefined || v === undefined) continue;
-    tf.tidy(() =>
-      state.setMoments(
-        variable,
-        tf.tensor(m.data, variable.shape),
-        tf.tensor(v.data, variable.shape),
-      ),
-    );
+    const storage = model.parameterStorage(name);
+    const axis = storage.axis;
+    // Cut on the host like the weights, so no kernel binds a whole split parameter.
+    const pieces = (data: Float32Array) =>
+      axis === undefined
+        ? [data]
+        : splitHost(
+            data,
+            storage.shape as [number, number],
+            axis,
+            storage.variables.map((b) => b.shape[axis] as number),
+          );
+    const mPieces = pieces(m.data);
+    const vPieces = pieces(v.data);
+    storage.variables.forEach((variable, k) => {
+      tf.tidy(() =>
+        state.setMoments(
+          variable,
+          tf.tensor(mPieces[k] as Float32Array, variable.shape),
+          tf.tensor(vPieces[k] as Float32Array, variable.shape),
+        ),
+      );
+    });
   }
   const previous = model.optimizerState as { dispose?: () => void } | undefined;
   previous?.dispose?.();

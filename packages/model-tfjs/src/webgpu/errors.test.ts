@@ -57,7 +57,7 @@ describe.skipIf(adapter === undefined)(`GPU errors on webgpu${skipReason}`, () =
     tf.dispose([x, y]);
   });
 
-  it('fails a model call whose embedding exceeds the binding limit with binding-limit, not stale numbers', async () => {
+  it('holds an embedding over the binding limit in row blocks, and fails a whole tensor over it with binding-limit', async () => {
     const model = await createCausalLM(
       {
         vocab_size: 256,
@@ -71,9 +71,21 @@ describe.skipIf(adapter === undefined)(`GPU errors on webgpu${skipReason}`, () =
       { seed: 1, backend: 'webgpu', webgpu: { maxBindingBytes: 16 * 1024 } }, // embedding: 32 KiB
     );
     try {
-      await expect(model.tokenLogProbs([[1, 2, 3]])).rejects.toSatisfy(
-        (e: unknown) => e instanceof WebGPUError && e.kind === 'binding-limit',
+      expect(model.parameterStorage('model.embed_tokens.weight').variables).toHaveLength(2);
+      const [lp] = await model.tokenLogProbs([[1, 2, 3]]);
+      expect(lp?.every((v) => Number.isFinite(v) && v < 0)).toBe(true);
+      const whole = tf.ones([256, 32]);
+      expect(() => tf.matMul(tf.ones([1, 32]), whole, false, true)).toSatisfy(
+        (fn: () => unknown) => {
+          try {
+            fn();
+            return false;
+          } catch (e) {
+            return e instanceof WebGPUError && e.kind === 'binding-limit';
+          }
+        },
       );
+      whole.dispose();
     } finally {
       setWebGPUBindingLimit(undefined);
       model.dispose();

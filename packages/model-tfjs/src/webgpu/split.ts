@@ -74,3 +74,76 @@ export function matMulSplitRowsT(x: tf.Tensor2D, blocks: readonly tf.Tensor2D[])
     return (parts.length === 1 ? parts[0] : tf.concat(parts, 1)) as tf.Tensor2D;
   });
 }
+
+/**
+ * Host-side pieces of a row-major `[rows, cols]` matrix cut along `axis` (0: consecutive rows;
+ * 1: consecutive columns) at `sizes` (each block's extent on that axis, summing to the axis).
+ * Blocks are built on the host and uploaded, so no kernel ever reads the whole matrix.
+ */
+export function splitHost(
+  data: Float32Array,
+  shape: readonly [number, number],
+  axis: 0 | 1,
+  sizes: readonly number[],
+): Float32Array[] {
+  const [rows, cols] = shape;
+  checkSizes(shape, axis, sizes, data.length);
+  const out: Float32Array[] = [];
+  let start = 0;
+  for (const n of sizes) {
+    if (axis === 0) {
+      out.push(data.slice(start * cols, (start + n) * cols));
+    } else {
+      const piece = new Float32Array(rows * n);
+      for (let r = 0; r < rows; r++)
+        piece.set(data.subarray(r * cols + start, r * cols + start + n), r * n);
+      out.push(piece);
+    }
+    start += n;
+  }
+  return out;
+}
+
+/** The inverse of {@link splitHost}: the whole `[rows, cols]` matrix from its blocks. */
+export function joinHost(
+  pieces: readonly ArrayLike<number>[],
+  shape: readonly [number, number],
+  axis: 0 | 1,
+): Float32Array {
+  const [rows, cols] = shape;
+  const sizes = pieces.map((p) => p.length / (axis === 0 ? cols : rows));
+  const out = new Float32Array(rows * cols);
+  checkSizes(shape, axis, sizes, out.length);
+  let start = 0;
+  pieces.forEach((piece, k) => {
+    const n = sizes[k] as number;
+    if (axis === 0) {
+      out.set(piece, start * cols);
+    } else {
+      for (let r = 0; r < rows; r++) {
+        for (let c = 0; c < n; c++) out[r * cols + start + c] = piece[r * n + c] as number;
+      }
+    }
+    start += n;
+  });
+  return out;
+}
+
+function checkSizes(
+  shape: readonly [number, number],
+  axis: 0 | 1,
+  sizes: readonly number[],
+  length: number,
+): void {
+  const total = sizes.reduce((a, b) => a + b, 0);
+  if (
+    length !== shape[0] * shape[1] ||
+    total !== shape[axis] ||
+    sizes.some((n) => !Number.isInteger(n) || n <= 0)
+  ) {
+    throw new InvalidInputError(
+      `blocks of extents [${sizes.join(', ')}] along axis ${axis} do not tile a [${shape.join(', ')}] matrix of ${length} values`,
+      { details: { field: 'blocks', value: sizes } },
+    );
+  }
+}
