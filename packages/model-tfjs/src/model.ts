@@ -250,14 +250,30 @@ export class CausalLM implements Policy {
     this.trainable = options.trainable ?? true;
     this.maxBindingBytes = resolveBindingLimit(backend, options.maxBindingBytes);
     const id = modelCounter++;
-    for (const spec of parameterSpecs(config)) {
-      const given = weights.get(spec.name);
-      if (given === undefined)
-        throw new InvalidInputError(`missing weight ${spec.name}`, {
-          details: { field: spec.name },
-        });
-      this.#names.push(spec.name);
-      this.#store(spec, given, `agentrl_m${id}/${spec.name}`);
+    const specs = parameterSpecs(config);
+    let stored = 0;
+    try {
+      for (const spec of specs) {
+        const given = weights.get(spec.name);
+        if (given === undefined)
+          throw new InvalidInputError(`missing weight ${spec.name}`, {
+            details: { field: spec.name },
+          });
+        this.#names.push(spec.name);
+        stored += 1;
+        this.#store(spec, given, `agentrl_m${id}/${spec.name}`);
+      }
+    } catch (error) {
+      // Free what was stored and the tensors not reached (all of them are owned here).
+      tf.dispose([
+        ...this.#variables.values(),
+        ...[...this.#split.values()].flatMap((x) => x.blocks),
+      ]);
+      for (const spec of specs.slice(stored)) {
+        const rest = weights.get(spec.name);
+        if (rest !== undefined) tf.dispose(rest instanceof tf.Tensor ? rest : [...rest]);
+      }
+      throw error;
     }
     this.#rope = {
       invFreq: inverseFrequencies(config.headDim, config.ropeTheta),

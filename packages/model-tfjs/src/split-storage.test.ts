@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isAgentRLError } from '@agentrl/core';
+import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendName } from './backend.ts';
 import { createCausalLM, type LoadOptions, loadCausalLM } from './checkpoint.ts';
@@ -253,6 +254,20 @@ describe('row-split storage, backend-independent parts (cpu, limit set by the op
     expect(await model.readWeight(EMBED)).toEqual(await frozen.readWeight(EMBED));
     await expect(model.startWorkers(1)).rejects.toThrow(/blocks/);
     tf_dispose(model, frozen, whole);
+  });
+
+  it('refuses, at load and without leaking tensors, another parameter over the limit', async () => {
+    const before = tf.memory().numTensors;
+    // The MLP weights (44,032 bytes) cannot be split: only the embedding and head are.
+    await expect(
+      loadCausalLM(fixtureDir, { backend: 'cpu', maxBindingBytes: 40_000 }),
+    ).rejects.toSatisfy(
+      (e: unknown) =>
+        isAgentRLError(e, 'BAD_INPUT') &&
+        e.message.includes('mlp') &&
+        e.message.includes('maxBindingBytes'),
+    );
+    expect(tf.memory().numTensors).toBe(before);
   });
 
   it('splits an untied LM head by vocabulary rows and trains it as the whole head', async () => {
