@@ -1,10 +1,19 @@
 /**
  * AdamW (decoupled weight decay, torch semantics) with global gradient-norm clipping. A step whose
- * gradient norm is not finite is skipped: no parameter or moment changes.
+ * gradient norm is not finite is skipped: no parameter or moment changes. On webgpu (fused
+ * kernels active) the moments of groups of parameters live in flat blocks and a step takes one
+ * dispatch per parameter plus a few per group (webgpu/kernels/adamw.ts).
  */
 import { ConfigError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import { fusedAdamWUpdate, fusedKernelsActive } from './webgpu/kernels/fused.ts';
+import {
+  adamwBlockMoments,
+  adamwBlockParam,
+  adamwGlobalNorm,
+  momentsGroupLimit,
+} from './webgpu/kernels/adamw.ts';
+import { type AdamWScalars, fusedAdamWUpdate, fusedKernelsActive } from './webgpu/kernels/fused.ts';
+import { webgpuBindingLimit } from './webgpu/setup.ts';
 
 /** Optimizer settings; defaults follow torch.optim.AdamW and verl's actor (clip 1.0). */
 export interface OptimizerOptions {
@@ -32,15 +41,47 @@ export interface ResolvedOptimizerOptions {
   readonly maxGradNorm: number;
 }
 
-/** The AdamW moments of every variable, plus the step count. */
+/** A parameter whose moments live in a block: its elements start at `offset`. */
+interface BlockMember {
+  readonly variable: tf.Variable;
+  readonly offset: number;
+  readonly size: number;
+}
+
+/** The moments of several parameters in one flat variable: `[m of each member | v of each]`. */
+export interface MomentBlock {
+  readonly moments: tf.Variable;
+  /** Elements of all members together (the block holds twice as many). */
+  readonly total: number;
+  readonly members: readonly BlockMember[];
+}
+
+/** How moments may be grouped into blocks. */
+export interface BlockLimits {
+  /** Most parameters per block (the moments dispatch binds each member's gradient). */
+  readonly maxMembers: number;
+  /** Largest block, in bytes (a block is bound whole). */
+  readonly maxBlockBytes: number;
+}
+
+/**
+ * The AdamW moments of every variable, plus the step count. Moments are held per variable, or,
+ * for the webgpu fused step, packed into blocks; `moments`, `existingMoments` and `setMoments`
+ * unpack them first, so callers always see one `m` and one `v` variable per parameter.
+ */
 export class AdamWState {
   step = 0;
   /** The settings of the last applied step (saved with the state, for the record). */
   lastOptions: ResolvedOptimizerOptions | undefined;
   readonly #m = new Map<string, tf.Variable>();
   readonly #v = new Map<string, tf.Variable>();
+  #blocks: MomentBlock[] = [];
+  #separate: tf.Variable[] = [];
+  #layoutKey: string | undefined;
+  readonly #packed = new Set<string>();
 
   moments(variable: tf.Variable): { m: tf.Variable; v: tf.Variable } {
+    if (this.#packed.has(variable.name)) this.#unpack();
     let m = this.#m.get(variable.name);
     let v = this.#v.get(variable.name);
     if (m === undefined || v === undefined) {
@@ -52,8 +93,9 @@ export class AdamWState {
     return { m, v };
   }
 
-  /** The moments already created for `variable`, if any (no allocation). */
+  /** The moments already created for `variable`, if any (no allocation beyond unpacking). */
   existingMoments(variable: tf.Variable): { m: tf.Variable; v: tf.Variable } | undefined {
+    if (this.#packed.has(variable.name)) this.#unpack();
     const m = this.#m.get(variable.name);
     const v = this.#v.get(variable.name);
     return m === undefined || v === undefined ? undefined : { m, v };
@@ -66,10 +108,101 @@ export class AdamWState {
     current.v.assign(v);
   }
 
+  /**
+   * The moments of `variables` packed into blocks (made on first use, or when the variables or
+   * limits change, from the moments held so far or zeros). A variable whose moments exceed
+   * `maxBlockBytes` stays separate (returned in `separate`).
+   */
+  packedBlocks(
+    variables: readonly tf.Variable[],
+    limits: BlockLimits,
+  ): { blocks: readonly MomentBlock[]; separate: readonly tf.Variable[] } {
+    const key = `${variables.map((v) => v.name).join('\n')}|${limits.maxMembers}|${limits.maxBlockBytes}`;
+    if (this.#layoutKey === key) return { blocks: this.#blocks, separate: this.#separate };
+    this.#unpack();
+    const groups: tf.Variable[][] = [];
+    const separate: tf.Variable[] = [];
+    let current: tf.Variable[] = [];
+    let elements = 0;
+    for (const variable of variables) {
+      if (8 * variable.size > limits.maxBlockBytes) {
+        separate.push(variable);
+        continue;
+      }
+      if (
+        current.length >= limits.maxMembers ||
+        8 * (elements + variable.size) > limits.maxBlockBytes
+      ) {
+        groups.push(current);
+        current = [];
+        elements = 0;
+      }
+      current.push(variable);
+      elements += variable.size;
+    }
+    if (current.length > 0) groups.push(current);
+    this.#blocks = groups.map((members) => this.#pack(members));
+    this.#separate = separate;
+    this.#layoutKey = key;
+    return { blocks: this.#blocks, separate };
+  }
+
+  #pack(variables: readonly tf.Variable[]): MomentBlock {
+    const members: BlockMember[] = [];
+    let total = 0;
+    for (const variable of variables) {
+      members.push({ variable, offset: total, size: variable.size });
+      total += variable.size;
+    }
+    const flat = (which: Map<string, tf.Variable>) =>
+      variables.map((variable) => {
+        const held = which.get(variable.name);
+        return held === undefined ? tf.zeros([variable.size]) : tf.reshape(held, [-1]);
+      });
+    const moments = tf.tidy(() =>
+      tf.variable(tf.concat([...flat(this.#m), ...flat(this.#v)]), false),
+    );
+    for (const variable of variables) {
+      this.#packed.add(variable.name);
+      this.#m.get(variable.name)?.dispose();
+      this.#v.get(variable.name)?.dispose();
+      this.#m.delete(variable.name);
+      this.#v.delete(variable.name);
+    }
+    return { moments, total, members };
+  }
+
+  /** Moves every block's moments back to one `m` and one `v` variable per parameter. */
+  #unpack(): void {
+    for (const block of this.#blocks) {
+      for (const { variable, offset, size } of block.members) {
+        const piece = (start: number) =>
+          tf.tidy(() =>
+            tf.variable(
+              tf.reshape(tf.slice(block.moments, [start], [size]), variable.shape),
+              false,
+            ),
+          );
+        this.#m.set(variable.name, piece(offset));
+        this.#v.set(variable.name, piece(block.total + offset));
+      }
+      block.moments.dispose();
+    }
+    this.#blocks = [];
+    this.#separate = [];
+    this.#layoutKey = undefined;
+    this.#packed.clear();
+  }
+
   dispose(): void {
     for (const t of [...this.#m.values(), ...this.#v.values()]) t.dispose();
+    for (const block of this.#blocks) block.moments.dispose();
     this.#m.clear();
     this.#v.clear();
+    this.#blocks = [];
+    this.#separate = [];
+    this.#layoutKey = undefined;
+    this.#packed.clear();
   }
 }
 
@@ -85,10 +218,52 @@ function checkPositive(value: number, field: string, allowZero: boolean): number
 
 /** Global L2 norm of a set of gradients (a JS number). */
 export async function globalNorm(grads: readonly tf.Tensor[]): Promise<number> {
-  const norm = tf.tidy(() => tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))));
+  const norm = tf.tidy(() =>
+    fusedKernelsActive()
+      ? adamwGlobalNorm(grads)
+      : tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))),
+  );
   const value = (await norm.data())[0] as number;
   norm.dispose();
   return value;
+}
+
+/** The fused webgpu step: one dispatch per moments block, then one per parameter. */
+function applyFused(
+  state: AdamWState,
+  variables: readonly tf.Variable[],
+  grads: readonly tf.Tensor[],
+  scalars: AdamWScalars,
+): void {
+  const { blocks, separate } = state.packedBlocks(variables, {
+    maxMembers: momentsGroupLimit(),
+    maxBlockBytes: webgpuBindingLimit() ?? Number.POSITIVE_INFINITY,
+  });
+  const gradOf = new Map(variables.map((v, i) => [v.name, grads[i] as tf.Tensor]));
+  tf.tidy(() => {
+    for (const block of blocks) {
+      const memberGrads = block.members.map(
+        ({ variable }) => gradOf.get(variable.name) as tf.Tensor,
+      );
+      block.moments.assign(adamwBlockMoments(memberGrads, block.moments, scalars));
+      for (const { variable, offset } of block.members) {
+        variable.assign(adamwBlockParam(variable, block.moments, offset, block.total, scalars));
+      }
+    }
+    for (const variable of separate) {
+      const { m, v } = state.moments(variable);
+      const next = fusedAdamWUpdate(
+        variable,
+        gradOf.get(variable.name) as tf.Tensor,
+        m,
+        v,
+        scalars,
+      );
+      m.assign(next.m);
+      v.assign(next.v);
+      variable.assign(next.param);
+    }
+  });
 }
 
 /**
@@ -122,17 +297,13 @@ export async function applyAdamW(
   };
   const bias1 = 1 - beta1 ** state.step;
   const bias2 = 1 - beta2 ** state.step;
+  if (fusedKernelsActive()) {
+    const scalars = { lr, beta1, beta2, eps, weightDecay: wd, bias1, bias2, gradScale: coef };
+    applyFused(state, variables, grads, scalars);
+    return { gradNorm, skipped: false };
+  }
   tf.tidy(() => {
     variables.forEach((variable, i) => {
-      if (fusedKernelsActive()) {
-        const { m, v } = state.moments(variable);
-        const scalars = { lr, beta1, beta2, eps, weightDecay: wd, bias1, bias2, gradScale: coef };
-        const next = fusedAdamWUpdate(variable, grads[i] as tf.Tensor, m, v, scalars);
-        m.assign(next.m);
-        v.assign(next.v);
-        variable.assign(next.param);
-        return;
-      }
       const g = coef === 1 ? (grads[i] as tf.Tensor) : tf.mul(grads[i] as tf.Tensor, coef);
       const { m, v } = state.moments(variable);
       const m2 = tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1));

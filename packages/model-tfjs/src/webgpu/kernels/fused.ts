@@ -573,7 +573,8 @@ export function fusedTokenLogProbs(logits: tf.Tensor2D, targets: tf.Tensor1D): t
 /**
  * One AdamW update of `param` with its moments, in three dispatches on webgpu (new m, new v, new
  * parameter, each computed from the old values) instead of ~15 composed kernels; composed
- * elsewhere. Returns the new tensors; the caller assigns them.
+ * elsewhere. Returns the new tensors; the caller assigns them. The optimizer uses it on webgpu
+ * only for a parameter whose moments are too large for a moments block (adamw.ts).
  */
 export function fusedAdamWUpdate(
   param: tf.Tensor,

@@ -2,6 +2,7 @@
  * Every kernel this package adds to or changes in the tfjs webgpu backend, registered in one place
  * (called once by `initWebGPU`).
  */
+import { registerAdamWKernels } from './adamw.ts';
 import { registerChunkedAddN } from './addn.ts';
 import { registerAttentionKernel } from './attention.ts';
 import { registerFusedKernels } from './fused.ts';
@@ -18,4 +19,5 @@ export function registerWebGPUKernels(limits: KernelLimits): void {
   registerFusedKernels();
   registerAttentionKernel();
   registerSamplingKernel();
+  registerAdamWKernels(limits.maxStorageBuffersPerShaderStage);
 }
