@@ -77,6 +77,7 @@ export {
   fusedTokenLogProbs,
   setFusedKernels,
 } from './webgpu/kernels/fused.ts';
+export { sampleTokensOnGpu, setGpuSampling } from './webgpu/kernels/sample.ts';
 export {
   backendInfo,
   countWebGPUDispatches,
