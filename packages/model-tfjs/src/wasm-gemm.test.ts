@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from './backend.ts';
 import { gemmModuleBytes, relaxedSimdSupported, WasmGemm, webAssembly } from './wasm-gemm.ts';
-import { setWasmMatMul, wasmMatMul } from './wasm-kernels.ts';
+import { setWasmMatMul, wasmMatMul, wasmPackedBytes } from './wasm-kernels.ts';
 
 /** float64 `A · B` of row-major `[batch, M, K]` and `[batch, K, N]` (batch of B may be 1). */
 function reference(
@@ -196,5 +196,46 @@ describe('wasm matrix product (relaxed SIMD)', () => {
       N,
     );
     expectClose(heap.slice(512, 512 + M * N), reference(a, b, 1, M, K, N, 1), K);
+  });
+});
+
+describe('packed right operands kept for few-row products', () => {
+  beforeAll(async () => {
+    await selectBackend({ backend: 'wasm' });
+    setWasmMatMul('agentrl');
+  });
+
+  it('reuses packing per data, shape and transpose flag, and frees it with the tensor', () => {
+    const w = tf.tensor2d(values(24 * 40, 21), [24, 40]);
+    const x = tf.tensor2d(values(3 * 24, 22), [3, 24]);
+    const y = tf.tensor2d(values(3 * 40, 23), [3, 40]);
+    // The same data as [24, 40], transposed [40, 24] and reshaped [40, 24]: three packings.
+    const want = [
+      reference(x.dataSync() as Float32Array, w.dataSync() as Float32Array, 1, 3, 24, 40, 1),
+    ];
+    const start = wasmPackedBytes();
+    for (let round = 0; round < 3; round++) {
+      const a = tf.matMul(x, w);
+      expectClose(a.dataSync() as Float32Array, want[0] as Float64Array, 24);
+      const b = tf.matMul(y, w, false, true);
+      const c = tf.tidy(() => tf.matMul(y, tf.reshape(w, [40, 24])));
+      const wt = tf.tidy(() => tf.transpose(w).dataSync() as Float32Array);
+      expectClose(
+        b.dataSync() as Float32Array,
+        reference(y.dataSync() as Float32Array, wt, 1, 3, 40, 24, 1),
+        40,
+      );
+      expectClose(
+        c.dataSync() as Float32Array,
+        reference(y.dataSync() as Float32Array, w.dataSync() as Float32Array, 1, 3, 40, 24, 1),
+        40,
+      );
+      tf.dispose([a, b, c]);
+    }
+    // [24, 40] → 5 panels × 24 × 8; [40, 24] twice (transposed, reshaped) → 3 panels × 40 × 8 each.
+    expect(wasmPackedBytes() - start).toBe((5 * 24 * 8 + 2 * 3 * 40 * 8) * 4);
+    w.dispose();
+    expect(wasmPackedBytes()).toBe(start);
+    tf.dispose([x, y]);
   });
 });

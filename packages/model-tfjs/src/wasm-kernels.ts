@@ -12,7 +12,11 @@ interface WasmBackendLike {
   readSync(dataId: unknown): ArrayLike<number>;
   makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
   typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array;
-  dataIdMap: { get(dataId: unknown): { memoryOffset: number } | undefined };
+  dataIdMap: {
+    get(dataId: unknown): { memoryOffset: number } | undefined;
+    has(dataId: unknown): boolean;
+  };
+  disposeData(dataId: unknown, force?: boolean): boolean;
   wasm: {
     asm?: { memory?: unknown };
     wasmMemory?: unknown;
@@ -47,6 +51,81 @@ export function wasmMatMul(): WasmMatMulKernel {
 }
 
 const gemms = new WeakMap<object, WasmGemm | null>();
+
+/** Rows up to which a right operand's packed panels are kept for reuse (decode steps). */
+const CACHE_MAX_ROWS = 64;
+
+/**
+ * Packed panels of right operands, by tensor data and transpose flag, for products with few rows
+ * (a decode step multiplies 8 rows by every weight matrix: packing each weight on every call
+ * would cost as much as the product). tfjs tensor data never changes, so an entry is valid until
+ * the data is disposed, when the backend's `disposeData`, wrapped here, frees it.
+ */
+class PackedCache {
+  readonly #entries = new Map<
+    unknown,
+    { transposeB: boolean; K: number; N: number; pointer: number }[]
+  >();
+  readonly #backend: WasmBackendLike;
+  /** Heap bytes held by packed panels. */
+  bytes = 0;
+
+  constructor(backend: WasmBackendLike) {
+    this.#backend = backend;
+    const dispose = backend.disposeData.bind(backend);
+    backend.disposeData = (dataId: unknown, force?: boolean) => {
+      const result = dispose(dataId, force);
+      if (this.#entries.has(dataId) && !backend.dataIdMap.has(dataId)) this.#drop(dataId);
+      return result;
+    };
+  }
+
+  /** The packed panels of `b` (packing them on first use). */
+  get(
+    gemm: WasmGemm,
+    b: tf.TensorInfo,
+    matrix: StridedMatrix,
+    transposeB: boolean,
+    K: number,
+    N: number,
+  ): number {
+    const list = this.#entries.get(b.dataId) ?? [];
+    // Reshapes share data: the logical shape is part of the key.
+    const hit = list.find((e) => e.transposeB === transposeB && e.K === K && e.N === N);
+    if (hit !== undefined) return hit.pointer;
+    const pointer = this.#backend.wasm._malloc(WasmGemm.packedBytes(K, N)) >>> 0;
+    gemm.pack(matrix, K, N, pointer);
+    list.push({ transposeB, K, N, pointer });
+    this.bytes += WasmGemm.packedBytes(K, N);
+    this.#entries.set(b.dataId, list);
+    return pointer;
+  }
+
+  #drop(dataId: unknown): void {
+    for (const e of this.#entries.get(dataId) ?? []) {
+      this.#backend.wasm._free(e.pointer);
+      this.bytes -= WasmGemm.packedBytes(e.K, e.N);
+    }
+    this.#entries.delete(dataId);
+  }
+}
+
+const packedCaches = new WeakMap<object, PackedCache>();
+
+/** Heap bytes the active wasm backend holds in packed right operands (0 elsewhere). */
+export function wasmPackedBytes(): number {
+  if (tf.getBackend() !== 'wasm') return 0;
+  return packedCaches.get(tf.backend() as unknown as object)?.bytes ?? 0;
+}
+
+function packedCacheFor(backend: WasmBackendLike): PackedCache {
+  let cache = packedCaches.get(backend);
+  if (cache === undefined) {
+    cache = new PackedCache(backend);
+    packedCaches.set(backend, cache);
+  }
+  return cache;
+}
 
 /** The kernel bound to this backend's heap, or null where it cannot run (shared memory). */
 function gemmFor(backend: WasmBackendLike): WasmGemm | null {
@@ -167,8 +246,15 @@ function batchMatMul(args: {
     colStride: transposeB ? K * 4 : 4,
   });
   if (M * N === 0) return out;
-  const shared = outerB.reduce((x, y) => x * y, 1) === 1 && batch > 1 && K > 0;
-  if (shared) {
+  const singleB = outerB.reduce((x, y) => x * y, 1) === 1;
+  if (singleB && K > 0 && M <= CACHE_MAX_ROWS) {
+    const packed = packedCacheFor(backend).get(gemm, b, bMatrix(0), transposeB, K, N);
+    for (let i = 0; i < batch; i++) {
+      gemm.multiplyPackedInto(aMatrix(aIndex(i)), packed, cBase + i * M * N * 4, M, K, N);
+    }
+    return out;
+  }
+  if (singleB && batch > 1 && K > 0) {
     // One right operand for every batch entry: pack it once.
     const packed = backend.wasm._malloc(WasmGemm.packedBytes(K, N)) >>> 0;
     try {
