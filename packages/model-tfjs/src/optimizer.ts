@@ -12,7 +12,7 @@ import {
   adamwGlobalNorm,
   momentsGroupLimit,
 } from './webgpu/kernels/adamw.ts';
-import { type AdamWScalars, fusedAdamWUpdate, fusedKernelsActive } from './webgpu/kernels/fused.ts';
+import { fusedAdamWUpdate, fusedKernelsActive } from './webgpu/kernels/fused.ts';
 import { webgpuBindingLimit } from './webgpu/setup.ts';
 
 /** Optimizer settings; defaults follow torch.optim.AdamW and verl's actor (clip 1.0). */
@@ -228,42 +228,80 @@ export async function globalNorm(grads: readonly tf.Tensor[]): Promise<number> {
   return value;
 }
 
-/** The fused webgpu step: one dispatch per moments block, then one per parameter. */
-function applyFused(
+/**
+ * The fused webgpu step: the gradient norm on the GPU, one dispatch per moments block, one per
+ * parameter. The block kernels read the norm themselves (clip scale; no change when it is not
+ * finite), so nothing waits for it: it is read back once, after the whole step is queued, and a
+ * non-finite norm then undoes the step count. Only a parameter too large for a block (its update
+ * takes the clip scale as a number) makes the step read the norm first.
+ */
+async function applyFused(
   state: AdamWState,
   variables: readonly tf.Variable[],
   grads: readonly tf.Tensor[],
-  scalars: AdamWScalars,
-): void {
+  resolved: ResolvedOptimizerOptions,
+): Promise<{ gradNorm: number; skipped: boolean }> {
   const { blocks, separate } = state.packedBlocks(variables, {
     maxMembers: momentsGroupLimit(),
     maxBlockBytes: webgpuBindingLimit() ?? Number.POSITIVE_INFINITY,
   });
-  const gradOf = new Map(variables.map((v, i) => [v.name, grads[i] as tf.Tensor]));
-  tf.tidy(() => {
-    for (const block of blocks) {
-      const memberGrads = block.members.map(
-        ({ variable }) => gradOf.get(variable.name) as tf.Tensor,
-      );
-      block.moments.assign(adamwBlockMoments(memberGrads, block.moments, scalars));
-      for (const { variable, offset } of block.members) {
-        variable.assign(adamwBlockParam(variable, block.moments, offset, block.total, scalars));
+  const norm = tf.tidy(() => adamwGlobalNorm(grads));
+  try {
+    let gradNorm: number | undefined;
+    if (separate.length > 0) {
+      gradNorm = (await norm.data())[0] as number;
+      if (!Number.isFinite(gradNorm)) return { gradNorm, skipped: true };
+    }
+    const before = { step: state.step, lastOptions: state.lastOptions };
+    state.step += 1;
+    state.lastOptions = resolved;
+    const { learningRate: lr, beta1, beta2, epsilon: eps, weightDecay, maxGradNorm } = resolved;
+    const clip = maxGradNorm > 0 && Number.isFinite(maxGradNorm) ? maxGradNorm : 0;
+    const common = {
+      lr,
+      beta1,
+      beta2,
+      eps,
+      weightDecay,
+      bias1: 1 - beta1 ** state.step,
+      bias2: 1 - beta2 ** state.step,
+    };
+    const gradOf = new Map(variables.map((v, i) => [v.name, grads[i] as tf.Tensor]));
+    tf.tidy(() => {
+      for (const block of blocks) {
+        const memberGrads = block.members.map(
+          ({ variable }) => gradOf.get(variable.name) as tf.Tensor,
+        );
+        const scalars = { ...common, clip };
+        block.moments.assign(adamwBlockMoments(memberGrads, block.moments, norm, scalars));
+        for (const { variable, offset } of block.members) {
+          variable.assign(
+            adamwBlockParam(variable, block.moments, norm, offset, block.total, scalars),
+          );
+        }
       }
+      if (separate.length === 0) return;
+      const n = gradNorm as number;
+      const gradScale = clip > 0 && n > clip ? clip / (n + 1e-6) : 1;
+      for (const variable of separate) {
+        const { m, v } = state.moments(variable);
+        const g = gradOf.get(variable.name) as tf.Tensor;
+        const next = fusedAdamWUpdate(variable, g, m, v, { ...common, gradScale });
+        m.assign(next.m);
+        v.assign(next.v);
+        variable.assign(next.param);
+      }
+    });
+    gradNorm ??= (await norm.data())[0] as number;
+    if (!Number.isFinite(gradNorm)) {
+      state.step = before.step;
+      state.lastOptions = before.lastOptions;
+      return { gradNorm, skipped: true };
     }
-    for (const variable of separate) {
-      const { m, v } = state.moments(variable);
-      const next = fusedAdamWUpdate(
-        variable,
-        gradOf.get(variable.name) as tf.Tensor,
-        m,
-        v,
-        scalars,
-      );
-      m.assign(next.m);
-      v.assign(next.v);
-      variable.assign(next.param);
-    }
-  });
+    return { gradNorm, skipped: false };
+  } finally {
+    norm.dispose();
+  }
 }
 
 /**
@@ -282,6 +320,17 @@ export async function applyAdamW(
   const eps = options.epsilon ?? 1e-8;
   const wd = checkPositive(options.weightDecay ?? 0.01, 'weightDecay', true);
   const maxNorm = checkPositive(options.maxGradNorm ?? 1, 'maxGradNorm', true);
+  if (fusedKernelsActive()) {
+    const resolved = {
+      learningRate: lr,
+      beta1,
+      beta2,
+      epsilon: eps,
+      weightDecay: wd,
+      maxGradNorm: maxNorm,
+    };
+    return applyFused(state, variables, grads, resolved);
+  }
   const gradNorm = await globalNorm(grads);
   if (!Number.isFinite(gradNorm)) return { gradNorm, skipped: true };
   const coef =
@@ -297,11 +346,6 @@ export async function applyAdamW(
   };
   const bias1 = 1 - beta1 ** state.step;
   const bias2 = 1 - beta2 ** state.step;
-  if (fusedKernelsActive()) {
-    const scalars = { lr, beta1, beta2, eps, weightDecay: wd, bias1, bias2, gradScale: coef };
-    applyFused(state, variables, grads, scalars);
-    return { gradNorm, skipped: false };
-  }
   tf.tidy(() => {
     variables.forEach((variable, i) => {
       const g = coef === 1 ? (grads[i] as tf.Tensor) : tf.mul(grads[i] as tf.Tensor, coef);

@@ -160,24 +160,67 @@ describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skip
     expect(maxDiff(gpu.v, cpu.v)).toBeLessThan(1e-6);
   });
 
-  it('skips a step with a non-finite gradient norm, changing no parameter or moment', async () => {
+  for (const [label, limit] of [
+    ['in blocks', undefined],
+    ['with a parameter outside the blocks', 256],
+  ] as const) {
+    it(`skips a step with a non-finite gradient norm, changing no parameter or moment (${label})`, async () => {
+      await selectBackend({ backend: 'webgpu' });
+      // 256 bytes: the 40-element parameter binds (160) but its moments (320) do not pack.
+      if (limit !== undefined) setWebGPUBindingLimit(limit);
+      const vars = [tf.variable(tf.tensor1d([1, 2, 3])), tf.variable(tf.fill([40], 0.5))];
+      const state = new AdamWState();
+      const g1 = [tf.tensor1d([0.1, 0.2, 0.3]), tf.fill([40], 0.1)];
+      await applyAdamW(state, vars, g1, options);
+      const snapshot = () =>
+        Promise.all(
+          vars.flatMap((x) => {
+            const moments = state.existingMoments(x);
+            return [x.data(), moments?.m.data(), moments?.v.data()];
+          }),
+        );
+      const before = await snapshot();
+      const g2 = [tf.tensor1d([0, Number.NaN, 0]), tf.fill([40], 1)];
+      const r = await applyAdamW(state, vars, g2, options);
+      setWebGPUBindingLimit(undefined);
+      expect(r.skipped).toBe(true);
+      expect(state.step).toBe(1);
+      expect(await snapshot()).toEqual(before);
+      state.dispose();
+      tf.dispose([...vars, ...g1, ...g2]);
+    });
+  }
+
+  it('queues the whole step before it reads the gradient norm back', async () => {
     await selectBackend({ backend: 'webgpu' });
-    const vars = [tf.variable(tf.tensor1d([1, 2, 3])), tf.variable(tf.tensor1d([4, 5]))];
+    const vars = shapes.map((s) => tf.variable(tf.fill(s, 1)));
+    const grads = shapes.map((s) => tf.fill(s, 0.1));
     const state = new AdamWState();
-    await applyAdamW(state, vars, [tf.tensor1d([0.1, 0.2, 0.3]), tf.tensor1d([0.4, 0.5])], options);
-    const before = await Promise.all(vars.map((x) => x.data()));
-    const r = await applyAdamW(
-      state,
-      vars,
-      [tf.tensor1d([0, Number.NaN, 0]), tf.tensor1d([1, 1])],
-      options,
-    );
-    expect(r.skipped).toBe(true);
-    expect(state.step).toBe(1);
-    const after = await Promise.all(vars.map((x) => x.data()));
-    expect(after).toEqual(before);
+    const backend = tf.backend() as unknown as {
+      recordAndSubmit: (...args: unknown[]) => unknown;
+      getBufferData: (buffer: unknown) => Promise<unknown>;
+    };
+    const { recordAndSubmit, getBufferData } = backend;
+    const events: string[] = [];
+    backend.recordAndSubmit = (...args: unknown[]) => {
+      events.push('dispatch');
+      return recordAndSubmit.apply(backend, args);
+    };
+    backend.getBufferData = (buffer: unknown) => {
+      events.push('read');
+      return getBufferData.call(backend, buffer);
+    };
+    try {
+      await applyAdamW(state, vars, grads, options);
+    } finally {
+      backend.recordAndSubmit = recordAndSubmit;
+      backend.getBufferData = getBufferData;
+    }
+    expect(events.filter((e) => e === 'read')).toHaveLength(1);
+    expect(events.at(-1)).toBe('read');
+    expect(events.length).toBeGreaterThan(shapes.length);
     state.dispose();
-    tf.dispose(vars);
+    tf.dispose([...vars, ...grads]);
   });
 
   it('gives the gradient norm of more gradients than two levels of partial sums hold', async () => {

@@ -5,11 +5,13 @@
  *
  * - the moments of a group of parameters live in one flat block `[m of every member | v of every
  *   member]`, and one dispatch updates the whole block from the members' gradients (a group holds
- *   as many gradients as the device binds per stage, minus the block and the output, and a block
- *   stays under the binding limit);
+ *   as many gradients as the device binds per stage, minus the block, the norm and the output;
+ *   a block stays under the binding limit);
  * - each parameter then takes one dispatch, reading its new moments from the block;
  * - the gradient's global norm takes one dispatch per group of gradients (per-workgroup partial
- *   sums of squares) and one more that sums the partials and takes the root.
+ *   sums of squares) and one more that sums the partials and takes the root. The block kernels
+ *   read it from the GPU (clip scale, and no change at all when it is not finite), so the host
+ *   queues the whole step without waiting for it.
  *
  * Same arithmetic as the per-parameter kernels in fused.ts (torch AdamW, decoupled decay).
  */
@@ -37,9 +39,9 @@ const kernelName = (kind: string, n: number) => `AgentrlAdamW${kind}${n}`;
 const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 const sizeOf = (t: tf.TensorInfo) => t.shape.reduce((a, b) => a * b, 1);
 
-/** Gradients one moments dispatch takes: the device's storage bindings minus block and output. */
+/** Gradients one moments dispatch takes: the device's storage bindings minus block, norm, output. */
 export function momentsGroupLimit(): number {
-  return Math.max(1, Math.min(MAX_INPUTS, maxStorageBuffers - 2));
+  return Math.max(1, Math.min(MAX_INPUTS, maxStorageBuffers - 3));
 }
 
 /** Gradients (or partial sums) one norm dispatch takes: the bindings minus the output. */
@@ -47,11 +49,25 @@ export function normGroupLimit(): number {
   return Math.max(2, Math.min(MAX_INPUTS, maxStorageBuffers - 1));
 }
 
-const ADAMW_FIELDS = ['lr', 'beta1', 'beta2', 'eps', 'weightDecay', 'bias1', 'bias2', 'gradScale'];
+const ADAMW_FIELDS = ['lr', 'beta1', 'beta2', 'eps', 'weightDecay', 'bias1', 'bias2', 'clip'];
 const ADAMW_UNIFORMS =
-  'lr : f32, beta1 : f32, beta2 : f32, eps : f32, wd : f32, bias1 : f32, bias2 : f32, gscale : f32,';
+  'lr : f32, beta1 : f32, beta2 : f32, eps : f32, wd : f32, bias1 : f32, bias2 : f32, clip : f32,';
 const adamwUniforms = (a: Record<string, number>): ProgramUniform[] =>
   ADAMW_FIELDS.map((k) => ({ type: 'float32', data: [a[k] as number] }));
+
+/**
+ * The step reads the gradient norm from the GPU (input `norm`, `[1]`), so nothing waits for it:
+ * a non-finite norm leaves moments and parameters as they were (the caller then undoes its step
+ * count), and the clip scale is `clip / (norm + 1e-6)` when `clip > 0` and the norm exceeds it.
+ */
+const NORM_HELPERS = `
+  fn normFinite() -> bool {
+    return (bitcast<u32>(norm[0]) & 0x7f800000u) != 0x7f800000u;
+  }
+  fn clipScale() -> f32 {
+    let n = norm[0];
+    return select(1.0, uniforms.clip / (n + 1e-6), uniforms.clip > 0.0 && n > uniforms.clip);
+  }`;
 
 const REDUCE = `
   const BLOCK = ${THREADS};
@@ -157,16 +173,16 @@ function sumKernel(n: number): ProgramKernel {
 /**
  * New moments of `n` parameters in one block: input `mv` `[2·total]` holds the members' first
  * moments at their offsets, then their second moments at `total` + offset; the output has the
- * same layout.
+ * same layout. Gradients are scaled by the clip scale of `norm`.
  */
 function momentsKernel(n: number): ProgramKernel {
   const grads = names('g', n);
-  const inputs = [...grads, 'mv'];
+  const inputs = [...grads, 'mv', 'norm'];
   const fields = `${grads.map((_, i) => `n${i} : i32, o${i} : i32,`).join(' ')} total : i32, ${ADAMW_UNIFORMS}`;
   const loops = grads
     .map(
       (g, i) =>
-        `for (var j = index; j < uniforms.n${i}; j += stride) { update(${g}[j], uniforms.o${i} + j); }`,
+        `for (var j = index; j < uniforms.n${i}; j += stride) { update(${g}[j], uniforms.o${i} + j, gscale, ok); }`,
     )
     .join('\n        ');
   return {
@@ -181,9 +197,14 @@ function momentsKernel(n: number): ProgramKernel {
         offsets.push(at);
         return at + sizeOf(t);
       }, 0);
-      const code = `
-      fn update(grad : f32, at : i32) {
-        let g = grad * uniforms.gscale;
+      const code = `${NORM_HELPERS}
+      fn update(grad : f32, at : i32, gscale : f32, ok : bool) {
+        if (!ok) {
+          result[at] = mv[at];
+          result[uniforms.total + at] = mv[uniforms.total + at];
+          return;
+        }
+        let g = grad * gscale;
         let m2 = uniforms.beta1 * mv[at] + (1.0 - uniforms.beta1) * g;
         let v2 = uniforms.beta2 * mv[uniforms.total + at] + (1.0 - uniforms.beta2) * g * g;
         result[at] = m2;
@@ -191,6 +212,8 @@ function momentsKernel(n: number): ProgramKernel {
       }
       fn main(index : i32) {
         let stride = i32(numWorkgroups.x) * ${THREADS};
+        let ok = normFinite();
+        let gscale = clipScale();
         ${loops}
       }`;
       return {
@@ -210,19 +233,23 @@ function momentsKernel(n: number): ProgramKernel {
 
 /** New parameter from its new moments at `offset` in a block of `total` members' elements. */
 const paramKernel: ProgramKernel = {
-  inputs: ['param', 'mv'],
+  inputs: ['param', 'mv', 'norm'],
   build: ([param], attrs) => {
     const size = sizeOf(param as tf.TensorInfo);
     return {
       program: program(
         'adamw_param_block',
-        ['param', 'mv'],
+        ['param', 'mv', 'norm'],
         [...(param as tf.TensorInfo).shape],
         Math.ceil(size / THREADS),
         `size : i32, offset : i32, total : i32, ${ADAMW_UNIFORMS}`,
-        `
+        `${NORM_HELPERS}
       fn main(index : i32) {
         if (index >= uniforms.size) { return; }
+        if (!normFinite()) {
+          result[index] = param[index];
+          return;
+        }
         let m2 = mv[uniforms.offset + index];
         let v2 = mv[uniforms.total + uniforms.offset + index];
         let update = (m2 / uniforms.bias1) / (sqrt(v2 / uniforms.bias2) + uniforms.eps);
@@ -284,29 +311,40 @@ export function adamwGlobalNorm(grads: readonly tf.Tensor[]): tf.Tensor {
   });
 }
 
-/** One moments block's new value `[2·total]` from its members' gradients. Webgpu only. */
+/** The step's scalars for the block kernels: bias corrections and the clip threshold. */
+export interface BlockStepScalars extends Omit<AdamWScalars, 'gradScale'> {
+  /** Clip the gradient norm to this; 0 disables. */
+  readonly clip: number;
+}
+
+/**
+ * One moments block's new value `[2·total]` from its members' gradients, clipped by the global
+ * gradient norm `norm` (`[1]`, on the GPU; non-finite: the block is returned unchanged).
+ */
 export function adamwBlockMoments(
   grads: readonly tf.Tensor[],
   block: tf.Tensor,
-  scalars: AdamWScalars,
+  norm: tf.Tensor,
+  scalars: BlockStepScalars,
 ): tf.Tensor {
   const attrs = { ...scalars } as unknown as Record<string, number>;
   return run(
     kernelName('Moments', grads.length),
-    [...grads, block],
-    [...names('g', grads.length), 'mv'],
+    [...grads, block, norm],
+    [...names('g', grads.length), 'mv', 'norm'],
     attrs,
   );
 }
 
-/** A member's new parameter from the block's (new) moments. Webgpu only. */
+/** A member's new parameter from the block's (new) moments (unchanged if `norm` is not finite). */
 export function adamwBlockParam(
   param: tf.Tensor,
   block: tf.Tensor,
+  norm: tf.Tensor,
   offset: number,
   total: number,
-  scalars: AdamWScalars,
+  scalars: BlockStepScalars,
 ): tf.Tensor {
   const attrs = { ...scalars, offset, total } as unknown as Record<string, number>;
-  return run('AgentrlAdamWParamBlock', [param, block], ['param', 'mv'], attrs);
+  return run('AgentrlAdamWParamBlock', [param, block, norm], ['param', 'mv', 'norm'], attrs);
 }
