@@ -113,6 +113,7 @@ describe('the report', () => {
       tokens: 32,
       tokensPerSecond: 3200,
       dispatches: 19,
+      readBytes: 4,
       kernelMs: 4,
       busyFraction: 0.4,
       peakInUseBytes: 2 ** 20,

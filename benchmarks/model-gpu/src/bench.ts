@@ -6,7 +6,7 @@
  *
  *   node --conditions=@agentrl/source src/bench.ts [--shapes full|tiny] [--python python3]
  *     [--sides tfjs,torch] [--only name,...] [--repeats n] [--json out.json]
- *     [--torch-device auto|cuda|cpu] [--no-kernel-time]
+ *     [--torch-device auto|cuda|cpu] [--no-kernel-time] [--exact-init]
  *
  * From a pack (scripts/pack.sh): `gpu-run/bench.sh --shapes full --json results.json`.
  */
@@ -45,6 +45,7 @@ const repeats = Number(arg('repeats', set === 'tiny' ? '2' : '3'));
 const jsonOut = arg('json', '');
 const torchDevice = arg('torch-device', 'auto');
 const kernelTiming = !argv.includes('--no-kernel-time');
+const init = argv.includes('--exact-init') ? 'exact' : 'tiled';
 
 const all = workloads(set);
 const selected = only === '' ? all : all.filter((w) => only.split(',').includes(w.name));
@@ -155,6 +156,7 @@ if (tfjsReady) {
     {
       repeats,
       kernelTiming,
+      init,
       progress: say,
       logger: { info: (m: string) => say(`[model-tfjs] ${m}`), warn: (m: string) => say(m) },
     },

@@ -98,7 +98,9 @@ export function renderTable(report: BenchReport): string {
     else {
       cells.push(
         t.busyFraction === null ? 'n/a' : `${(100 * t.busyFraction).toFixed(0)} %`,
-        String(t.dispatches),
+        t.dispatchesPerToken === undefined
+          ? String(t.dispatches)
+          : `${t.dispatches} (${t.dispatchesPerToken.toFixed(0)}/token)`,
         `${mib(t.peakInUseBytes)} / ${mib(t.peakPoolBytes)}`,
       );
     }

@@ -19,6 +19,7 @@ import {
   resetPeakBytes,
   syncGpu,
 } from './gpu-metrics.ts';
+import { createRandomModel } from './model-factory.ts';
 import { microBatchSize, type Workload, workloadTokens } from './shapes.ts';
 
 export interface TfjsResult {
@@ -31,6 +32,8 @@ export interface TfjsResult {
   readonly dispatches: number;
   /** generate: dispatches per decoding step (the whole generation ÷ new tokens). */
   readonly dispatchesPerToken?: number;
+  /** Bytes read back from the GPU in one step (`countWebGPUDispatches`). */
+  readonly readBytes: number;
   /** Summed kernel time of one step from timestamp queries, or null with the reason. */
   readonly kernelMs: number | null;
   readonly kernelTimeNote?: string;
@@ -49,6 +52,8 @@ export interface TfjsOptions {
   readonly repeats: number;
   /** Measure kernel time with timestamp queries (an extra instrumented run per workload). */
   readonly kernelTiming: boolean;
+  /** `tiled` (default): fast tiled random weights; `exact`: `createCausalLM`'s own draw. */
+  readonly init?: 'tiled' | 'exact';
   readonly logger?: ModelLogger;
   /** Progress lines (stderr in the CLI). */
   readonly progress?: (line: string) => void;
@@ -182,7 +187,7 @@ export async function runTfjsWorkloads(
         say(`tfjs: creating ${w.model} (random weights)`);
         current = {
           name: w.model,
-          model: await createCausalLM(w.config, {
+          model: await (options.init === 'exact' ? createCausalLM : createRandomModel)(w.config, {
             seed: 1,
             backend: 'webgpu',
             ...(options.logger ? { logger: options.logger } : {}),
@@ -198,9 +203,10 @@ export async function runTfjsWorkloads(
         await step();
         const times: number[] = [];
         let dispatches = 0;
+        let readBytes = 0;
         for (let i = 0; i < options.repeats; i++) {
           const t0 = performance.now();
-          if (i === 0) dispatches = (await countWebGPUDispatches(step)).dispatches;
+          if (i === 0) ({ dispatches, readBytes } = await countWebGPUDispatches(step));
           else await step();
           times.push(performance.now() - t0);
         }
@@ -226,6 +232,7 @@ export async function runTfjsWorkloads(
           tokensPerSecond: (tokens / ms) * 1000,
           dispatches,
           ...(w.kind === 'generate' ? { dispatchesPerToken: dispatches / (w.newTokens ?? 1) } : {}),
+          readBytes,
           kernelMs: kernel.kernelMs,
           ...(kernel.note === undefined ? {} : { kernelTimeNote: kernel.note }),
           busyFraction: kernel.kernelMs === null ? null : kernel.kernelMs / ms,
