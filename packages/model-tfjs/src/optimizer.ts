@@ -6,6 +6,7 @@
  */
 import { ConfigError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
+import { WASM_OPTIMIZER_KERNELS, wasmOptimizerKernelsActive } from './wasm-kernels.ts';
 import {
   adamwBlockMoments,
   adamwBlockParam,
@@ -218,11 +219,17 @@ function checkPositive(value: number, field: string, allowZero: boolean): number
 
 /** Global L2 norm of a set of gradients (a JS number). */
 export async function globalNorm(grads: readonly tf.Tensor[]): Promise<number> {
-  const norm = tf.tidy(() =>
-    fusedKernelsActive()
-      ? adamwGlobalNorm(grads)
-      : tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))),
-  );
+  const norm = tf.tidy(() => {
+    if (fusedKernelsActive()) return adamwGlobalNorm(grads);
+    if (wasmOptimizerKernelsActive() && grads.length > 0) {
+      // One call over every gradient instead of two kernels per gradient plus their sum.
+      const inputs = grads as unknown as tf.NamedTensorMap;
+      return tf.sqrt(
+        tf.engine().runKernel(WASM_OPTIMIZER_KERNELS.sumOfSquares, inputs) as tf.Tensor,
+      );
+    }
+    return tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g)))));
+  });
   const value = (await norm.data())[0] as number;
   norm.dispose();
   return value;
@@ -346,8 +353,25 @@ export async function applyAdamW(
   };
   const bias1 = 1 - beta1 ** state.step;
   const bias2 = 1 - beta2 ** state.step;
+  const wasmStep = wasmOptimizerKernelsActive();
   tf.tidy(() => {
     variables.forEach((variable, i) => {
+      if (wasmStep) {
+        // One SIMD pass per parameter, bit for bit the composed update below (wasm-adamw.ts).
+        const { m, v } = state.moments(variable);
+        const scalars = { beta1, beta2, bias1, bias2, eps, lr, weightDecay: wd, gradScale: coef };
+        const [param, m2, v2] = tf
+          .engine()
+          .runKernel(
+            WASM_OPTIMIZER_KERNELS.adamwStep,
+            { param: variable, grad: grads[i] as tf.Tensor, m, v },
+            scalars as unknown as tf.NamedAttrMap,
+          ) as tf.Tensor[];
+        m.assign(m2 as tf.Tensor);
+        v.assign(v2 as tf.Tensor);
+        variable.assign(param as tf.Tensor);
+        return;
+      }
       const g = coef === 1 ? (grads[i] as tf.Tensor) : tf.mul(grads[i] as tf.Tensor, coef);
       const { m, v } = state.moments(variable);
       const m2 = tf.add(tf.mul(m, beta1), tf.mul(g, 1 - beta1));

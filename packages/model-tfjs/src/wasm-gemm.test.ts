@@ -2,7 +2,8 @@ import * as tf from '@tensorflow/tfjs';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from './backend.ts';
-import { gemmModuleBytes, relaxedSimdSupported, WasmGemm, webAssembly } from './wasm-gemm.ts';
+import { webAssembly } from './wasm-emit.ts';
+import { gemmModuleBytes, relaxedSimdSupported, WasmGemm } from './wasm-gemm.ts';
 import { setWasmMatMul, wasmMatMul, wasmPackedBytes } from './wasm-kernels.ts';
 
 /** float64 `A · B` of row-major `[batch, M, K]` and `[batch, K, N]` (batch of B may be 1). */

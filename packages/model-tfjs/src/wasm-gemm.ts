@@ -13,88 +13,20 @@
  * multiple of 8, a padded result) take scratch space from the backend's allocator.
  */
 
-/** The slice of the WebAssembly JS API used here (the repo's `lib` has no DOM typings). */
-export interface WasmMemory {
-  readonly buffer: ArrayBuffer | SharedArrayBuffer;
-  grow(pages: number): number;
-}
-interface WebAssemblyApi {
-  validate(bytes: Uint8Array<ArrayBuffer>): boolean;
-  Module: new (bytes: Uint8Array<ArrayBuffer>) => object;
-  Instance: new (
-    module: object,
-    imports: Record<string, Record<string, unknown>>,
-  ) => { readonly exports: Record<string, unknown> };
-  Memory: new (descriptor: { initial: number; maximum?: number }) => WasmMemory;
-}
-/** The engine's `WebAssembly` global, typed. */
-export const webAssembly = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
+import {
+  functionCode,
+  I32,
+  moduleBytes,
+  op,
+  V128,
+  type WasmMemory,
+  webAssembly,
+} from './wasm-emit.ts';
 
 /** Rows of the register tile. */
 const MR = 4;
 /** Columns of the register tile (two 4-lane vectors). */
 export const PANEL = 8;
-
-const uleb = (value: number): number[] => {
-  const out: number[] = [];
-  let n = value >>> 0;
-  do {
-    let byte = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (n !== 0);
-  return out;
-};
-
-const sleb = (value: number): number[] => {
-  const out: number[] = [];
-  let n = value | 0;
-  for (;;) {
-    const byte = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) {
-      out.push(byte);
-      return out;
-    }
-    out.push(byte | 0x80);
-  }
-};
-
-const name = (s: string): number[] => [...uleb(s.length), ...new TextEncoder().encode(s)];
-const vector = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
-const section = (id: number, bytes: number[]): number[] => [id, ...uleb(bytes.length), ...bytes];
-
-const I32 = 0x7f;
-const V128 = 0x7b;
-const SIMD = 0xfd;
-const op = {
-  get: (i: number) => [0x20, ...uleb(i)],
-  set: (i: number) => [0x21, ...uleb(i)],
-  tee: (i: number) => [0x22, ...uleb(i)],
-  i32: (n: number) => [0x41, ...sleb(n)],
-  add: [0x6a],
-  sub: [0x6b],
-  mul: [0x6c],
-  ltU: [0x49],
-  eqz: [0x45],
-  block: [0x02, 0x40],
-  loop: [0x03, 0x40],
-  brIf: (depth: number) => [0x0d, ...uleb(depth)],
-  end: [0x0b],
-  /** v128.load / v128.store with alignment hint 2^4 and a byte offset. */
-  load: (offset: number) => [SIMD, ...uleb(0x00), 4, ...uleb(offset)],
-  store: (offset: number) => [SIMD, ...uleb(0x0b), 4, ...uleb(offset)],
-  /** v128.load32_splat: one float broadcast to four lanes. */
-  splat: (offset: number) => [SIMD, ...uleb(0x09), 2, ...uleb(offset)],
-  zero: [SIMD, ...uleb(0x0c), ...new Array<number>(16).fill(0)],
-  fAdd: [SIMD, ...uleb(0xe4)],
-  fMul: [SIMD, ...uleb(0xe6)],
-  f32Load: [0x2a, 2, 0],
-  f32Store: (offset: number) => [0x38, 2, ...uleb(offset)],
-  /** f32x4.relaxed_madd(a, b, c) = a · b + c (relaxed SIMD). */
-  fMadd: [SIMD, ...uleb(0x105)],
-};
 
 /**
  * The body of `gemm{rows}(a, sI, sM, sK, bp, c, ldc, M, K, P)`: for row blocks of `rows` rows
@@ -160,11 +92,6 @@ function gemmBody(rows: number, fma: boolean): number[] {
   );
 }
 
-function functionCode(locals: [number, number][], body: number[]): number[] {
-  const code = [...vector(locals.map(([n, type]) => [...uleb(n), type])), ...body];
-  return [...uleb(code.length), ...code];
-}
-
 /**
  * `copy{width}(src, sK, dst, blocks, K)`: for each block `q < blocks` and `k < K`, copies `width`
  * floats (1 or 2 vectors) from byte `src + q·width·4 + k·sK` to the next `width` floats at `dst`:
@@ -226,37 +153,14 @@ function gatherBody(): number[] {
  * `copy4` (transposed-A blocks) and `gather8` (panels of a transposed B).
  */
 export function gemmModuleBytes(fma: boolean): Uint8Array<ArrayBuffer> {
-  const types = [
-    [0x60, ...vector(new Array<number[]>(10).fill([I32])), 0],
-    [0x60, ...vector(new Array<number[]>(5).fill([I32])), 0],
-    [0x60, ...vector(new Array<number[]>(6).fill([I32])), 0],
-  ];
-  const exported: [string, number][] = [
-    [`gemm${MR}`, 0],
-    ['gemm1', 1],
-    ['copy8', 2],
-    ['copy4', 3],
-    ['gather8', 4],
-  ];
-  const bytes = [
-    0x00,
-    0x61,
-    0x73,
-    0x6d,
-    1,
-    0,
-    0,
-    0,
-    ...section(1, vector(types)),
-    ...section(2, vector([[...name('env'), ...name('memory'), 0x02, 0x00, ...uleb(1)]])),
-    ...section(3, vector([uleb(0), uleb(0), uleb(1), uleb(1), uleb(2)])),
-    ...section(7, vector(exported.map(([n, index]) => [...name(n), 0x00, ...uleb(index)]))),
-    ...section(
-      10,
-      vector([gemmBody(MR, fma), gemmBody(1, fma), copyBody(2), copyBody(1), gatherBody()]),
-    ),
-  ];
-  return new Uint8Array(bytes);
+  const i32s = (n: number) => new Array<number>(n).fill(I32);
+  return moduleBytes([
+    { name: `gemm${MR}`, params: i32s(10), code: gemmBody(MR, fma) },
+    { name: 'gemm1', params: i32s(10), code: gemmBody(1, fma) },
+    { name: 'copy8', params: i32s(5), code: copyBody(2) },
+    { name: 'copy4', params: i32s(5), code: copyBody(1) },
+    { name: 'gather8', params: i32s(6), code: gatherBody() },
+  ]);
 }
 
 type GemmFn = (

@@ -4,9 +4,13 @@
  * backend's heap; and `BatchMatMul`, replaced by the relaxed-SIMD kernel of `wasm-gemm.ts` (about
  * twice XNNPACK's speed on our shapes, and transposed operands at no extra cost).
  * `setWasmMatMul('xnnpack')` switches back to the backend's own kernel (benchmarks compare both).
+ * Two kernels of our own serve the optimizer: `AgentrlAdamWStep` (one SIMD pass per parameter,
+ * `wasm-adamw.ts`) and `AgentrlSumOfSquares` (the squared global gradient norm in one call).
  */
 import * as tf from '@tensorflow/tfjs';
-import { type StridedMatrix, WasmGemm, type WasmHeap, webAssembly } from './wasm-gemm.ts';
+import { type AdamWStepScalars, WasmAdamW } from './wasm-adamw.ts';
+import { webAssembly } from './wasm-emit.ts';
+import { type StridedMatrix, WasmGemm, type WasmHeap } from './wasm-gemm.ts';
 
 interface WasmBackendLike {
   readSync(dataId: unknown): ArrayLike<number>;
@@ -299,6 +303,97 @@ function unsortedSegmentSum(args: {
   return out;
 }
 
+/** Kernel names of the optimizer's wasm kernels. */
+export const WASM_OPTIMIZER_KERNELS = {
+  adamwStep: 'AgentrlAdamWStep',
+  sumOfSquares: 'AgentrlSumOfSquares',
+} as const;
+
+const adamws = new WeakMap<object, WasmAdamW | null>();
+
+function adamwFor(backend: WasmBackendLike): WasmAdamW | null {
+  let kernel = adamws.get(backend);
+  if (kernel !== undefined) return kernel;
+  kernel = null;
+  const memory = backend.wasm.asm?.memory ?? backend.wasm.wasmMemory;
+  if (memory instanceof webAssembly.Memory && memory.buffer instanceof ArrayBuffer) {
+    try {
+      kernel = new WasmAdamW(memory);
+    } catch {
+      kernel = null;
+    }
+  }
+  adamws.set(backend, kernel);
+  return kernel;
+}
+
+/** Whether the active backend is wasm with the optimizer kernels able to run on its heap. */
+export function wasmOptimizerKernelsActive(): boolean {
+  return (
+    tf.getBackend() === 'wasm' &&
+    tf.getKernel(WASM_OPTIMIZER_KERNELS.adamwStep, 'wasm') !== undefined &&
+    adamwFor(tf.backend() as unknown as WasmBackendLike) !== null
+  );
+}
+
+/** Inputs param, grad, m, v (float32, same shape); outputs the new param, m and v. */
+function adamwStep(args: {
+  inputs: tf.NamedTensorInfoMap;
+  backend: unknown;
+  attrs?: tf.NamedAttrMap;
+}): tf.TensorInfo[] {
+  const backend = args.backend as WasmBackendLike;
+  const kernel = adamwFor(backend);
+  if (kernel === null) throw new Error('AgentrlAdamWStep: the wasm heap cannot be shared');
+  const { param, grad, m, v } = args.inputs as Record<string, tf.TensorInfo>;
+  const tensors = [param, grad, m, v] as tf.TensorInfo[];
+  const n = tensors[0]?.shape.reduce((a, b) => a * b, 1) ?? 0;
+  for (const t of tensors) {
+    if (t.dtype !== 'float32' || t.shape.reduce((a, b) => a * b, 1) !== n) {
+      throw new Error('AgentrlAdamWStep takes float32 param, grad, m and v of one size');
+    }
+  }
+  const shape = (param as tf.TensorInfo).shape;
+  const outs = [0, 1, 2].map(() => backend.makeOutput([...shape], 'float32'));
+  const attrs = (args.attrs ?? {}) as unknown as AdamWStepScalars;
+  kernel.step(
+    {
+      param: offsetOf(backend, param as tf.TensorInfo),
+      grad: offsetOf(backend, grad as tf.TensorInfo),
+      m: offsetOf(backend, m as tf.TensorInfo),
+      v: offsetOf(backend, v as tf.TensorInfo),
+      outParam: offsetOf(backend, outs[0] as tf.TensorInfo),
+      outM: offsetOf(backend, outs[1] as tf.TensorInfo),
+      outV: offsetOf(backend, outs[2] as tf.TensorInfo),
+    },
+    n,
+    attrs,
+  );
+  return outs;
+}
+
+/** `Σ x²` over every element of every input (accumulated in float64), as a float32 scalar. */
+function sumOfSquares(args: { inputs: tf.NamedTensorInfoMap; backend: unknown }): tf.TensorInfo {
+  const backend = args.backend as WasmBackendLike;
+  const memory = backend.wasm.asm?.memory ?? backend.wasm.wasmMemory;
+  const inputs = Object.values(args.inputs) as tf.TensorInfo[];
+  const out = backend.makeOutput([], 'float32');
+  const heap = new Float32Array((memory as { buffer: ArrayBuffer }).buffer);
+  let total = 0;
+  for (const t of inputs) {
+    const start = offsetOf(backend, t) >> 2;
+    const end = start + t.shape.reduce((a, b) => a * b, 1);
+    let sum = 0;
+    for (let i = start; i < end; i++) {
+      const x = heap[i] as number;
+      sum += x * x;
+    }
+    total += sum;
+  }
+  (backend.typedArrayFromHeap(out) as Float32Array)[0] = total;
+  return out;
+}
+
 /** Registers the missing wasm kernels once (idempotent). */
 export function registerWasmKernels(): void {
   if (registered) return;
@@ -313,6 +408,18 @@ export function registerWasmKernels(): void {
       kernelName: 'BatchMatMul',
       backendName: 'wasm',
       kernelFunc: batchMatMul as unknown as tf.KernelFunc,
+    });
+  }
+  if (tf.getKernel(WASM_OPTIMIZER_KERNELS.adamwStep, 'wasm') === undefined) {
+    tf.registerKernel({
+      kernelName: WASM_OPTIMIZER_KERNELS.adamwStep,
+      backendName: 'wasm',
+      kernelFunc: adamwStep as unknown as tf.KernelFunc,
+    });
+    tf.registerKernel({
+      kernelName: WASM_OPTIMIZER_KERNELS.sumOfSquares,
+      backendName: 'wasm',
+      kernelFunc: sumOfSquares as unknown as tf.KernelFunc,
     });
   }
   if (tf.getKernel('UnsortedSegmentSum', 'wasm') === undefined) {
