@@ -162,6 +162,9 @@ describe('a tiny run of the benchmark', () => {
         if (adapter?.features.includes('timestamp-query')) expect(t.kernelMs).toBeGreaterThan(0);
         else expect(t.kernelTimeNote).toContain('timestamp-query');
         if (hasTorch) expect(w.ratio).toBeGreaterThan(0);
+        const p = w.torch;
+        if (hasTorch && p !== undefined && !('error' in p) && t.microBatchSize !== undefined)
+          expect(p.microBatchSize).toBe(t.microBatchSize);
       }
       const lora = report.workloads.find((w) => w.workload.kind === 'lora')?.tfjs;
       const train = report.workloads.find((w) => w.workload.kind === 'train')?.tfjs;

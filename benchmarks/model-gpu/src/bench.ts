@@ -6,7 +6,7 @@
  *
  *   node --conditions=@agentrl/source src/bench.ts [--shapes full|tiny] [--python python3]
  *     [--sides tfjs,torch] [--only name,...] [--repeats n] [--json out.json]
- *     [--torch-device auto|cuda|cpu] [--no-kernel-time] [--exact-init]
+ *     [--torch-device auto|cuda|cpu] [--no-kernel-time] [--exact-init] [--micro-batch n]
  *
  * From a pack (scripts/pack.sh): `gpu-run/bench.sh --shapes full --json results.json`.
  */
@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { backendInfo, selectBackend, webgpuAdapter } from '@agentrl/model-tfjs';
+import { backendInfo, selectBackend, webgpuAdapter, webgpuBindingLimit } from '@agentrl/model-tfjs';
 import {
   type BenchReport,
   computeRatios,
@@ -22,7 +22,7 @@ import {
   renderTable,
   TorchOutput,
 } from './report.ts';
-import { type ShapeSet, workloads } from './shapes.ts';
+import { microBatchSize, type ShapeSet, type Workload, workloads } from './shapes.ts';
 import { runTfjsWorkloads } from './tfjs-side.ts';
 
 const argv = process.argv.slice(2);
@@ -30,7 +30,9 @@ function arg(name: string, fallback: string): string {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? (argv[i + 1] ?? fallback) : fallback;
 }
-const say = (line: string) => process.stderr.write(`${line}\n`);
+const t0 = performance.now();
+const say = (line: string) =>
+  process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
 
 const shapes = arg('shapes', 'full');
 if (shapes !== 'full' && shapes !== 'tiny') {
@@ -47,12 +49,73 @@ const torchDevice = arg('torch-device', 'auto');
 const kernelTiming = !argv.includes('--no-kernel-time');
 const init = argv.includes('--exact-init') ? 'exact' : 'tiled';
 
+const microBatchArg = arg('micro-batch', '');
+if (
+  microBatchArg !== '' &&
+  !(Number.isInteger(Number(microBatchArg)) && Number(microBatchArg) > 0)
+) {
+  say(`--micro-batch must be a positive integer, got ${microBatchArg}`);
+  process.exit(2);
+}
 const all = workloads(set);
-const selected = only === '' ? all : all.filter((w) => only.split(',').includes(w.name));
-if (selected.length === 0) {
+const chosen = only === '' ? all : all.filter((w) => only.split(',').includes(w.name));
+if (chosen.length === 0) {
   say(`--only ${only} matches no workload; names: ${all.map((w) => w.name).join(', ')}`);
   process.exit(2);
 }
+
+const smi = spawnSync(
+  'nvidia-smi',
+  ['--query-gpu=name,driver_version,memory.total', '--format=csv,noheader'],
+  { encoding: 'utf8' },
+);
+const nvidiaSmi = smi.status === 0 ? smi.stdout.trim() : undefined;
+
+// ---- webgpu first (cheap; tells early whether the tfjs side can run) ------------------------
+let tfjsReady = false;
+let webgpuInfo: unknown;
+let gpuInfo: BenchReport['gpu'];
+const notes: string[] = [];
+if (sides.has('tfjs')) {
+  try {
+    await selectBackend({ backend: 'webgpu' });
+    const adapter = webgpuAdapter();
+    webgpuInfo = backendInfo();
+    if (adapter !== undefined) {
+      gpuInfo = {
+        name:
+          [adapter.vendor, adapter.architecture, adapter.device].filter(Boolean).join(' ') ||
+          (adapter.software ? 'software adapter (no name reported)' : 'adapter (no name reported)'),
+        driver: adapter.driver || 'not reported',
+        software: adapter.software,
+        ...(nvidiaSmi === undefined ? {} : { nvidiaSmi }),
+      };
+      if (adapter.software) {
+        notes.push(
+          `software WebGPU adapter (${adapter.driver || 'lavapipe/llvmpipe'}): the figures check the harness, they are not GPU performance`,
+        );
+      }
+    }
+    tfjsReady = true;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    webgpuInfo = { error: message };
+    notes.push(`tfjs side skipped: ${message}`);
+  }
+}
+
+// Training micro-batches, the same on both sides: the logits of one must fit a storage binding
+// (the adapter's limit; an H100's 2 GiB - 4 when only PyTorch runs), or --micro-batch.
+const bindingLimit = webgpuBindingLimit() ?? 2_147_483_644;
+const selected: Workload[] = chosen.map((w) =>
+  w.kind === 'train' || w.kind === 'lora'
+    ? {
+        ...w,
+        microBatchSize:
+          microBatchArg === '' ? microBatchSize(w, bindingLimit) : Number(microBatchArg),
+      }
+    : w,
+);
 
 const report: BenchReport = {
   startedAt: new Date().toISOString(),
@@ -64,50 +127,15 @@ const report: BenchReport = {
     cpu: cpus()[0]?.model ?? 'unknown',
     cores: availableParallelism(),
   },
+  ...(gpuInfo === undefined ? {} : { gpu: gpuInfo }),
+  ...(webgpuInfo === undefined ? {} : { webgpu: webgpuInfo }),
   workloads: selected.map((workload) => ({ workload })),
-  notes: [],
+  notes,
 };
 const save = () => {
   computeRatios(report);
   if (jsonOut !== '') writeFileSync(jsonOut, `${JSON.stringify(report, null, 2)}\n`);
 };
-
-const smi = spawnSync(
-  'nvidia-smi',
-  ['--query-gpu=name,driver_version,memory.total', '--format=csv,noheader'],
-  { encoding: 'utf8' },
-);
-const nvidiaSmi = smi.status === 0 ? smi.stdout.trim() : undefined;
-
-// ---- webgpu first (cheap; tells early whether the tfjs side can run) ------------------------
-let tfjsReady = false;
-if (sides.has('tfjs')) {
-  try {
-    await selectBackend({ backend: 'webgpu' });
-    const adapter = webgpuAdapter();
-    report.webgpu = backendInfo();
-    if (adapter !== undefined) {
-      report.gpu = {
-        name:
-          [adapter.vendor, adapter.architecture, adapter.device].filter(Boolean).join(' ') ||
-          (adapter.software ? 'software adapter (no name reported)' : 'adapter (no name reported)'),
-        driver: adapter.driver || 'not reported',
-        software: adapter.software,
-        ...(nvidiaSmi === undefined ? {} : { nvidiaSmi }),
-      };
-      if (adapter.software) {
-        report.notes.push(
-          `software WebGPU adapter (${adapter.driver || 'lavapipe/llvmpipe'}): the figures check the harness, they are not GPU performance`,
-        );
-      }
-    }
-    tfjsReady = true;
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    report.webgpu = { error: message };
-    report.notes.push(`tfjs side skipped: ${message}`);
-  }
-}
 
 // ---- PyTorch, in a child process that exits (and frees the GPU) before the tfjs side --------
 if (sides.has('torch')) {

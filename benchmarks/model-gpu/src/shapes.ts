@@ -46,6 +46,8 @@ export interface Workload {
   readonly responseLen?: number;
   /** generate: new tokens per row (greedy, no stop token). */
   readonly newTokens?: number;
+  /** train / lora: rows per forward/backward pass (gradient accumulation), both sides. */
+  readonly microBatchSize?: number;
   readonly loraRank?: number;
   readonly loraAlpha?: number;
   /** block, torch side: precisions to time besides fp32 (on CUDA only). */

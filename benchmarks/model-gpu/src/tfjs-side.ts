@@ -122,7 +122,7 @@ function stepOf(
         promptIds: ids(P, V, rng),
         responseIds: ids(R, V, rng),
       }));
-      const mb = microBatchSize(w, webgpuBindingLimit() ?? 2 ** 31 - 4);
+      const mb = w.microBatchSize ?? microBatchSize(w, webgpuBindingLimit() ?? 2_147_483_644);
       return {
         step: async () => {
           await model.sftStep(samples, { learningRate: 1e-5, microBatchSize: mb });
