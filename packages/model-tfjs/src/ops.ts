@@ -63,7 +63,9 @@ export function withoutGradients<T>(f: () => T): T {
 }
 
 function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
-  return inferenceMode ? tf.matMul(a, b) : matMulNN(a, b);
+  // tfjs's own matmul gradient already uses transpose flags: where they are free, the custom
+  // gradient (a scope and identity kernels per call) buys nothing.
+  return inferenceMode || transposeFlagsAreFree() ? tf.matMul(a, b) : matMulNN(a, b);
 }
 
 /**
@@ -117,6 +119,7 @@ const batchMatMulFast = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[])
 }) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
 
 function bmm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
+  if (!inferenceMode && transposeFlagsAreFree()) return tf.matMul(a, b);
   return inferenceMode ? batchedProduct(a, b) : batchMatMulFast(a, b);
 }
 
