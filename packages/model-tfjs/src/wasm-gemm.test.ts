@@ -240,3 +240,44 @@ describe('packed right operands kept for few-row products', () => {
     tf.dispose([x, y]);
   });
 });
+
+describe('wasm Sum over leading axes', () => {
+  beforeAll(async () => {
+    await selectBackend({ backend: 'wasm' });
+  });
+
+  it('sums leading axes as column sums and leaves other reductions to the backend', () => {
+    const data = values(5 * 3 * 4, 31);
+    const x = tf.tensor3d(data, [5, 3, 4]);
+    const expectSum = (axis: number | number[], keepDims: boolean) => {
+      const got = tf.sum(x, axis, keepDims);
+      // float64 reference over the same axes
+      const axes = (Array.isArray(axis) ? axis : [axis]).map((a) => (a < 0 ? a + 3 : a));
+      const want = tf.tidy(() => {
+        let t: tf.Tensor = tf.tensor3d(Float32Array.from(data), [5, 3, 4]);
+        for (const a of [...axes].sort((p, q) => q - p))
+          t = tf.unstack(t, a).reduce((p, q) => tf.add(p, q));
+        return keepDims ? tf.reshape(t, got.shape) : t;
+      });
+      expect(got.shape).toEqual(want.shape);
+      const g = got.dataSync();
+      const w = want.dataSync();
+      for (let i = 0; i < g.length; i++) expect(g[i]).toBeCloseTo(w[i] as number, 5);
+      tf.dispose([got, want]);
+    };
+    for (const keepDims of [false, true]) {
+      expectSum(0, keepDims);
+      expectSum([0, 1], keepDims);
+      expectSum([1, 0], keepDims);
+      expectSum(1, keepDims);
+      expectSum(-1, keepDims);
+      expectSum([0, 2], keepDims);
+      expectSum([0, 1, 2], keepDims);
+    }
+    // int32 goes to the backend's kernel.
+    expect(Array.from(tf.sum(tf.tensor2d([1, 2, 3, 4], [2, 2], 'int32'), 0).dataSync())).toEqual([
+      4, 6,
+    ]);
+    x.dispose();
+  });
+});

@@ -153,22 +153,67 @@ function gemmFor(backend: WasmBackendLike): WasmGemm | null {
   return gemm;
 }
 
-let xnnpackBatchMatMul: tf.KernelConfig | undefined;
-const xnnpackReady = new WeakSet<object>();
+/** The backend's own kernels that ours replace, kept for the cases ours leave to them. */
+const originals = new Map<string, tf.KernelConfig>();
+const originalsReady = new WeakMap<object, Set<string>>();
 
-function runXnnpack(args: {
+function runOriginal(
+  kernelName: string,
+  args: { inputs: tf.NamedTensorInfoMap; backend: unknown; attrs?: tf.NamedAttrMap },
+): tf.TensorInfo {
+  const config = originals.get(kernelName) as tf.KernelConfig;
+  const backend = args.backend as object;
+  let ready = originalsReady.get(backend);
+  if (ready === undefined) {
+    ready = new Set();
+    originalsReady.set(backend, ready);
+  }
+  if (!ready.has(kernelName)) {
+    // Our registration replaced this kernel, so the backend may never have run its set-up.
+    config.setupFunc?.(backend as tf.KernelBackend);
+    ready.add(kernelName);
+  }
+  return config.kernelFunc(args as Parameters<tf.KernelFunc>[0]) as tf.TensorInfo;
+}
+
+const runXnnpack = (args: {
+  inputs: tf.NamedTensorInfoMap;
+  backend: unknown;
+  attrs?: tf.NamedAttrMap;
+}): tf.TensorInfo => runOriginal('BatchMatMul', args);
+
+/**
+ * `Sum` over leading axes (the gradient of a broadcast bias or norm weight, `[N, H] → [H]`) as
+ * column sums in one pass: the backend's own kernel transposes the input first. Other reductions
+ * go to the backend's kernel.
+ */
+function sum(args: {
   inputs: tf.NamedTensorInfoMap;
   backend: unknown;
   attrs?: tf.NamedAttrMap;
 }): tf.TensorInfo {
-  const config = xnnpackBatchMatMul as tf.KernelConfig;
-  const backend = args.backend as object;
-  if (!xnnpackReady.has(backend)) {
-    // Our registration replaced this kernel, so the backend may never have run its set-up.
-    config.setupFunc?.(backend as tf.KernelBackend);
-    xnnpackReady.add(backend);
+  const backend = args.backend as WasmBackendLike;
+  const x = args.inputs.x as tf.TensorInfo;
+  const rank = x.shape.length;
+  const axes = tf.util
+    .parseAxisParam(args.attrs?.axis as number | number[], [...x.shape])
+    .sort((a, b) => a - b);
+  const leading = axes.length > 0 && axes.length < rank && axes.every((a, i) => a === i);
+  if (!leading || x.dtype !== 'float32') return runOriginal('Sum', args);
+  const k = axes.length;
+  const rows = x.shape.slice(0, k).reduce((a, b) => a * b, 1);
+  const cols = x.shape.slice(k).reduce((a, b) => a * b, 1);
+  const outShape =
+    args.attrs?.keepDims === true ? x.shape.map((d, i) => (i < k ? 1 : d)) : x.shape.slice(k);
+  const out = backend.makeOutput(outShape, 'float32');
+  const src = backend.typedArrayFromHeap(x) as Float32Array;
+  const acc = new Float64Array(cols);
+  for (let r = 0; r < rows; r++) {
+    const base = r * cols;
+    for (let c = 0; c < cols; c++) acc[c] = (acc[c] as number) + (src[base + c] as number);
   }
-  return config.kernelFunc(args as Parameters<tf.KernelFunc>[0]) as tf.TensorInfo;
+  (backend.typedArrayFromHeap(out) as Float32Array).set(acc);
+  return out;
 }
 
 function offsetOf(backend: WasmBackendLike, info: tf.TensorInfo): number {
@@ -400,16 +445,15 @@ export function registerWasmKernels(): void {
   registered = true;
   const mode = process.env.AGENTRL_WASM_MATMUL;
   if (mode === 'xnnpack' || mode === 'agentrl') matMulKernel = mode;
-  const existing = tf.getKernel('BatchMatMul', 'wasm');
-  if (existing !== undefined && existing.kernelFunc !== (batchMatMul as unknown as tf.KernelFunc)) {
-    xnnpackBatchMatMul = existing;
-    tf.unregisterKernel('BatchMatMul', 'wasm');
-    tf.registerKernel({
-      kernelName: 'BatchMatMul',
-      backendName: 'wasm',
-      kernelFunc: batchMatMul as unknown as tf.KernelFunc,
-    });
-  }
+  const replace = (kernelName: string, kernelFunc: tf.KernelFunc) => {
+    const original = tf.getKernel(kernelName, 'wasm');
+    if (original === undefined || original.kernelFunc === kernelFunc) return;
+    originals.set(kernelName, original);
+    tf.unregisterKernel(kernelName, 'wasm');
+    tf.registerKernel({ kernelName, backendName: 'wasm', kernelFunc });
+  };
+  replace('BatchMatMul', batchMatMul as unknown as tf.KernelFunc);
+  replace('Sum', sum as unknown as tf.KernelFunc);
   if (tf.getKernel(WASM_OPTIMIZER_KERNELS.adamwStep, 'wasm') === undefined) {
     tf.registerKernel({
       kernelName: WASM_OPTIMIZER_KERNELS.adamwStep,
