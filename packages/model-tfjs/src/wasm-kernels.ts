@@ -4,7 +4,8 @@
  * backend's heap; and `BatchMatMul`, replaced by the relaxed-SIMD kernel of `wasm-gemm.ts` (about
  * twice XNNPACK's speed on our shapes, and transposed operands at no extra cost).
  * `setWasmMatMul('xnnpack')` switches back to the backend's own kernel (benchmarks compare both).
- * Two kernels of our own serve the optimizer: `AgentrlAdamWStep` (one SIMD pass per parameter,
+ * `Sum` over leading axes and `Identity` are replaced too (see each). Two kernels of our own serve
+ * the optimizer: `AgentrlAdamWStep` (one SIMD pass per parameter,
  * `wasm-adamw.ts`) and `AgentrlSumOfSquares` (the squared global gradient norm in one call).
  */
 import * as tf from '@tensorflow/tfjs';
@@ -21,6 +22,7 @@ interface WasmBackendLike {
     has(dataId: unknown): boolean;
   };
   disposeData(dataId: unknown, force?: boolean): boolean;
+  incRef(dataId: unknown): void;
   wasm: {
     asm?: { memory?: unknown };
     wasmMemory?: unknown;
@@ -348,6 +350,19 @@ function unsortedSegmentSum(args: {
   return out;
 }
 
+/**
+ * `Identity` sharing its input's data, as the cpu backend's does: tfjs clones every tensor it
+ * saves for the backward pass through this kernel, and the backend's own version copies the data
+ * each time (196 copies in one step of the tiny configuration). Tensor data is never written
+ * after creation, so sharing is safe; the backend counts references as it does for `Reshape`.
+ */
+function identity(args: { inputs: tf.NamedTensorInfoMap; backend: unknown }): tf.TensorInfo {
+  const x = args.inputs.x as tf.TensorInfo;
+  if (x.dtype === 'string') return runOriginal('Identity', args);
+  (args.backend as WasmBackendLike).incRef(x.dataId);
+  return { dataId: x.dataId, shape: [...x.shape], dtype: x.dtype };
+}
+
 /** Kernel names of the optimizer's wasm kernels. */
 export const WASM_OPTIMIZER_KERNELS = {
   adamwStep: 'AgentrlAdamWStep',
@@ -454,6 +469,7 @@ export function registerWasmKernels(): void {
   };
   replace('BatchMatMul', batchMatMul as unknown as tf.KernelFunc);
   replace('Sum', sum as unknown as tf.KernelFunc);
+  replace('Identity', identity as unknown as tf.KernelFunc);
   if (tf.getKernel(WASM_OPTIMIZER_KERNELS.adamwStep, 'wasm') === undefined) {
     tf.registerKernel({
       kernelName: WASM_OPTIMIZER_KERNELS.adamwStep,

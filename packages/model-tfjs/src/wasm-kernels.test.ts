@@ -281,3 +281,28 @@ describe('wasm Sum over leading axes', () => {
     x.dispose();
   });
 });
+
+describe('wasm Identity', () => {
+  beforeAll(async () => {
+    await selectBackend({ backend: 'wasm' });
+  });
+
+  it('shares the data of its input (no copy), which outlives either tensor alone', () => {
+    const x = tf.tensor2d(values(64 * 8, 41), [64, 8]);
+    const want = Array.from(x.dataSync());
+    // Heap allocations of the backend (one per distinct tensor data).
+    const buffers = () => (tf.backend() as unknown as { numDataIds(): number }).numDataIds();
+    const before = buffers();
+    const y = tf.clone(x);
+    expect(buffers()).toBe(before);
+    x.dispose();
+    expect(buffers()).toBe(before);
+    expect(Array.from(y.dataSync())).toEqual(want);
+    const z = tf.tidy(() => tf.add(y, 1));
+    expect(z.dataSync()[0]).toBeCloseTo((want[0] as number) + 1, 6);
+    y.dispose();
+    expect(buffers()).toBe(before);
+    z.dispose();
+    expect(buffers()).toBe(before - 1);
+  });
+});
