@@ -28,7 +28,12 @@ await run();
 const info = await tf.profile(run);
 const agg = new Map<string, { n: number; ms: number }>();
 for (const k of info.kernels) {
-  const key = ['BatchMatMul', 'Transpose', 'Concat', ...(process.env.PROF_SHAPES ?? '').split(',')].includes(k.name)
+  const key = [
+    'BatchMatMul',
+    'Transpose',
+    'Concat',
+    ...(process.env.PROF_SHAPES ?? '').split(','),
+  ].includes(k.name)
     ? `${k.name} ${JSON.stringify(k.inputShapes)}`
     : k.name;
   const a = agg.get(key) ?? { n: 0, ms: 0 };

@@ -13,6 +13,9 @@ export interface Throughput {
   readonly generateCpuSeconds?: number;
 }
 
+/** Untimed runs of each workload before timing (fewer when only one run is timed: the slow cpu rows). */
+const WARMUP = 2;
+
 function cpuSeconds(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
@@ -36,7 +39,7 @@ export function workloadTokens(config: BenchConfig, w: Workload) {
 }
 
 /**
- * One warm-up, then `repeats` timed sftSteps (forward + backward + AdamW over batch × (prompt +
+ * Two warm-up runs, then `repeats` timed sftSteps (forward + backward + AdamW over batch × (prompt +
  * response) tokens, loss on the response) and `repeats` greedy KV-cache generations.
  */
 export async function measureTfjs(
@@ -57,7 +60,9 @@ export async function measureTfjs(
       learningRate: 1e-4,
       microBatchSize: Math.max(1, Math.ceil(w.batch / (workers + 1))),
     });
-  await step();
+  // Untimed runs of the full workload first (JIT and allocator warm-up; torch does the same).
+  const warmup = Math.min(WARMUP, repeats);
+  for (let i = 0; i < warmup; i++) await step();
   let t0 = performance.now();
   let c0 = cpuSeconds();
   for (let i = 0; i < repeats; i++) await step();
@@ -65,7 +70,7 @@ export async function measureTfjs(
   const trainCpuSeconds = (cpuSeconds() - c0) / repeats;
   const generate = (n: number) =>
     model.generate(prompts, { maxNewTokens: n, temperature: 0, stopTokenIds: [] });
-  await generate(4);
+  for (let i = 0; i < warmup; i++) await generate(w.genNew);
   t0 = performance.now();
   c0 = cpuSeconds();
   for (let i = 0; i < repeats; i++) await generate(w.genNew);
