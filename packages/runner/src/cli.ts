@@ -115,13 +115,18 @@ async function train(flags: Flags, io: CliIO): Promise<number> {
   const estimator = createEstimator(config.algorithm.name, config.algorithm.options);
   const logger = loggerFor(io);
   const envs = await loadEnvSpecs(config);
-  const { policy, tokenizer } = await loadModel(config, { config, env: envs.train, logger });
+  const { policy, tokenizer, info } = await loadModel(config, {
+    config,
+    env: envs.train,
+    logger,
+  });
   await mkdir(config.runDir, { recursive: true });
   await writeRunInfo(config.runDir, {
     command: 'train',
     config,
     seed: config.seed,
     data: config.model.path ? { model: hashFolder(config.model.path) } : {},
+    ...(info !== undefined ? { model: info } : {}),
   });
   const progress = createConsoleProgress(config.training.iterations, io.stderr);
   const trainer = new Trainer({
@@ -253,7 +258,7 @@ async function sft(flags: Flags, io: CliIO): Promise<number> {
   const config = resolveConfig(flags);
   const logger = loggerFor(io);
   const envs = await loadEnvSpecs(config);
-  const { policy, tokenizer } = await loadModel(config, { config, env: envs.train, logger });
+  const { policy, tokenizer, info } = await loadModel(config, { config, env: envs.train, logger });
   let demos: Demonstration[];
   if (flags.demos !== undefined) demos = readDemos(flags.demos);
   else {
@@ -276,7 +281,12 @@ async function sft(flags: Flags, io: CliIO): Promise<number> {
     demos = collected.demonstrations;
   }
   await mkdir(join(config.runDir, 'sft'), { recursive: true });
-  await writeRunInfo(config.runDir, { command: 'sft', config, seed: config.seed });
+  await writeRunInfo(config.runDir, {
+    command: 'sft',
+    config,
+    seed: config.seed,
+    ...(info !== undefined ? { model: info } : {}),
+  });
   const progress = createConsoleProgress(1, io.stderr);
   const task = progress.task('warm start', config.sft.steps);
   const metricsPath = join(config.runDir, 'sft', 'metrics.jsonl');

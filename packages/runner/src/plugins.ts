@@ -24,6 +24,11 @@ export interface ModelContext {
 export interface CreatedModel {
   readonly policy: TrainablePolicy;
   readonly tokenizer: Tokenizer;
+  /**
+   * Facts about the model to keep in the run's metadata (`config.resolved.json`, key `model`):
+   * parameter count, compute backend, GPU adapter. Plain JSON data.
+   */
+  readonly info?: Readonly<Record<string, unknown>>;
 }
 
 /** The signature a model module exports as `createModel`. */

@@ -65,6 +65,9 @@ describe('the alfworld-cpu preset through the CLI', () => {
     const resolved = JSON.parse(readFileSync(join(runDir, 'config.resolved.json'), 'utf8'));
     expect(resolved.config.env.options.source).toBe('generated');
     expect(resolved.config.training.iterations).toBe(2);
+    // The model module's facts are kept with the run: backend (wasm here) and parameter count.
+    expect(resolved.model.backend).toBe('wasm');
+    expect(resolved.model.parameters).toBeGreaterThan(0);
     for (const f of ['config.json', 'model.safetensors', 'tokenizer.json'])
       expect(existsSync(join(runDir, 'model-init', f)), f).toBe(true);
     const checkpoints = readdirSync(join(runDir, 'checkpoints')).filter((d) =>

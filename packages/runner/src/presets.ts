@@ -24,8 +24,9 @@ export const PRESETS: Readonly<Record<string, RunConfigInput>> = {
       backend: 'module',
       module: '@agentrl/runner/tfjs',
       path: 'models/Qwen2.5-1.5B-Instruct',
+      // No backend named: model-tfjs takes the GPU that is there (tfjs-node-gpu, else WebGPU on
+      // a hardware adapter), else the CPU backends.
       options: {
-        backend: 'tensorflow',
         learningRate: 1e-6,
         weightDecay: 0.01,
         clipRatio: 0.2,

@@ -48,7 +48,14 @@ export function hashFolder(dir: string, limit = 200): Record<string, string> {
 /** Writes `config.resolved.json` into the run folder. */
 export async function writeRunInfo(
   runDir: string,
-  info: { command: string; config: unknown; seed: number; data?: Record<string, unknown> },
+  info: {
+    command: string;
+    config: unknown;
+    seed: number;
+    data?: Record<string, unknown>;
+    /** What the model module reports about itself (backend, adapter, parameters). */
+    model?: Readonly<Record<string, unknown>>;
+  },
 ): Promise<void> {
   await writeJsonAtomic(join(runDir, 'config.resolved.json'), {
     command: info.command,
@@ -57,6 +64,7 @@ export async function writeRunInfo(
     configHash: hashText(JSON.stringify(info.config)),
     versions: { node: process.version, ...packageVersions() },
     data: info.data ?? {},
+    ...(info.model !== undefined ? { model: info.model } : {}),
     writtenAt: new Date().toISOString(),
   });
 }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { ActorLossOptions } from '@agentrl/algorithms';
 import type { GenerationResult, Policy, SamplingOptions } from '@agentrl/core';
 import { ConfigError } from '@agentrl/core';
-import { type CausalLM, loadCausalLM, loadTokenizer } from '@agentrl/model-tfjs';
+import { backendInfo, type CausalLM, loadCausalLM, loadTokenizer } from '@agentrl/model-tfjs';
 import * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
 import type { RunConfig } from './config.ts';
@@ -226,8 +226,12 @@ export async function createModel(
     loadCausalLM(model.path, o.backend ? { backend: o.backend } : {}),
     loadTokenizer(model.path),
   ]);
+  // The backend model-tfjs chose (a GPU when one is present, with no flag) and, on webgpu, the
+  // adapter: logged and kept in the run's metadata.
+  const compute = backendInfo();
+  const adapter = compute.adapter;
   context.logger.info(
-    `model ${model.path}: ${causalLM.numParameters()} parameters on ${causalLM.backend}`,
+    `model ${model.path}: ${causalLM.numParameters()} parameters on ${causalLM.backend}${adapter ? ` (${adapter.vendor} ${adapter.device}, ${adapter.driver})` : ''}`,
   );
   const policy = new TfjsTrainablePolicy(causalLM, {
     learningRate: o.learningRate,
@@ -247,5 +251,6 @@ export async function createModel(
       klLossType: o.klLossType,
     },
   });
-  return { policy, tokenizer };
+  const info = { parameters: causalLM.numParameters(), ...compute };
+  return { policy, tokenizer, info: JSON.parse(JSON.stringify(info)) as Record<string, unknown> };
 }
