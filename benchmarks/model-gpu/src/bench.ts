@@ -213,4 +213,12 @@ process.stdout.write(
     '',
   ].join('\n'),
 );
-process.exit(0);
+// Exit 1 when a requested side could not run or any workload failed (the table says which).
+const failed =
+  (sides.has('tfjs') && !tfjsReady) ||
+  (torch !== undefined && 'error' in torch) ||
+  report.workloads.some(
+    (w) =>
+      (w.tfjs !== undefined && 'error' in w.tfjs) || (w.torch !== undefined && 'error' in w.torch),
+  );
+process.exit(failed ? 1 : 0);
