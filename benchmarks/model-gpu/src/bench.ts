@@ -34,16 +34,15 @@ const t0 = performance.now();
 const say = (line: string) =>
   process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1)} s] ${line}\n`);
 
-const shapes = arg('shapes', 'full');
-if (shapes !== 'full' && shapes !== 'tiny') {
-  say(`--shapes must be full or tiny, got ${shapes}`);
+const shapesArg = arg('shapes', '');
+if (shapesArg !== '' && shapesArg !== 'full' && shapesArg !== 'tiny') {
+  say(`--shapes must be full or tiny, got ${shapesArg}`);
   process.exit(2);
 }
-const set: ShapeSet = shapes;
 const python = arg('python', 'python3');
 const sides = new Set(arg('sides', 'tfjs,torch').split(','));
 const only = arg('only', '');
-const repeats = Number(arg('repeats', set === 'tiny' ? '2' : '3'));
+const repeatsArg = arg('repeats', '');
 const jsonOut = arg('json', '');
 const torchDevice = arg('torch-device', 'auto');
 const kernelTiming = !argv.includes('--no-kernel-time');
@@ -57,13 +56,6 @@ if (
   say(`--micro-batch must be a positive integer, got ${microBatchArg}`);
   process.exit(2);
 }
-const all = workloads(set);
-const chosen = only === '' ? all : all.filter((w) => only.split(',').includes(w.name));
-if (chosen.length === 0) {
-  say(`--only ${only} matches no workload; names: ${all.map((w) => w.name).join(', ')}`);
-  process.exit(2);
-}
-
 const smi = spawnSync(
   'nvidia-smi',
   ['--query-gpu=name,driver_version,memory.total', '--format=csv,noheader'],
@@ -104,6 +96,23 @@ if (sides.has('tfjs')) {
   }
 }
 
+// Shapes: full on a GPU; without a hardware adapter, tiny unless --shapes full is given (full
+// shapes on software Vulkan take minutes a step, and `pnpm bench` runs this on every machine).
+const hardware = gpuInfo !== undefined && !gpuInfo.software;
+const set: ShapeSet = shapesArg === '' ? (hardware ? 'full' : 'tiny') : shapesArg;
+if (shapesArg === '' && set === 'tiny') {
+  notes.push(
+    'no hardware WebGPU adapter: tiny shapes (a harness check); pass --shapes full to force',
+  );
+}
+const repeats = Number(repeatsArg === '' ? (set === 'tiny' ? '2' : '3') : repeatsArg);
+const all = workloads(set);
+const chosen = only === '' ? all : all.filter((w) => only.split(',').includes(w.name));
+if (chosen.length === 0) {
+  say(`--only ${only} matches no workload; names: ${all.map((w) => w.name).join(', ')}`);
+  process.exit(2);
+}
+
 // Training micro-batches, the same on both sides: the logits of one must fit a storage binding
 // (the adapter's limit; an H100's 2 GiB - 4 when only PyTorch runs), or --micro-batch.
 const bindingLimit = webgpuBindingLimit() ?? 2_147_483_644;
@@ -138,7 +147,19 @@ const save = () => {
 };
 
 // ---- PyTorch, in a child process that exits (and frees the GPU) before the tfjs side --------
-if (sides.has('torch')) {
+// An interpreter without torch skips the PyTorch side (a note, not a failure): `pnpm bench` runs
+// everywhere; a harness that starts and then fails is a failure.
+let torchSkipped = false;
+if (
+  sides.has('torch') &&
+  spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' }).status !== 0
+) {
+  torchSkipped = true;
+  notes.push(
+    `PyTorch side skipped: ${python} cannot import torch; pass --python with the interpreter that has it`,
+  );
+}
+if (sides.has('torch') && !torchSkipped) {
   const harness = [
     new URL('./torch_harness.py', import.meta.url),
     new URL('../torch_harness.py', import.meta.url),
