@@ -13,8 +13,18 @@ import time
 import torch
 import torch.nn.functional as F
 
-# Untimed runs of the full workload before timing (the tfjs side does the same).
-WARMUP = 2
+# Untimed runs of the full workload before timing, at least WARMUP_RUNS and WARMUP_SECONDS (the
+# tfjs side does the same).
+WARMUP_RUNS = 2
+WARMUP_SECONDS = 3.0
+
+
+def warm_up(run):
+    start = time.perf_counter()
+    i = 0
+    while i < WARMUP_RUNS or time.perf_counter() - start < WARMUP_SECONDS:
+        run()
+        i += 1
 
 
 class Layer(torch.nn.Module):
@@ -100,8 +110,7 @@ def measure(c, w, repeats):
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
         opt.step()
 
-    for _ in range(WARMUP):
-        step()
+    warm_up(step)
     t, cpu = time.perf_counter(), time.process_time()
     for _ in range(repeats):
         step()
@@ -119,8 +128,7 @@ def measure(c, w, repeats):
             pos += 1
             tok = logits[:, -1].argmax(-1, keepdim=True)
 
-    for _ in range(WARMUP):
-        gen(w["genNew"])
+    warm_up(lambda: gen(w["genNew"]))
     t, cpu = time.perf_counter(), time.process_time()
     for _ in range(repeats):
         gen(w["genNew"])

@@ -13,8 +13,27 @@ export interface Throughput {
   readonly generateCpuSeconds?: number;
 }
 
-/** Untimed runs of each workload before timing (fewer when only one run is timed: the slow cpu rows). */
-const WARMUP = 2;
+/**
+ * Untimed runs of each workload before timing: at least {@link WARMUP_RUNS} and until
+ * {@link WARMUP_SECONDS} have passed (one run when only one is timed: the slow cpu rows). V8
+ * needs that long to optimise tfjs's JS paths: the tiny configuration's first train steps in a
+ * process run at ~60 % of its steady rate (measured: 11,786 → 14,427 → 20,064 → 19,985 tok/s
+ * over four consecutive 2-step warm-ups + 5 timed steps). Training runs thousands of steps, so
+ * the steady rate is the one that matters.
+ */
+const WARMUP_RUNS = 2;
+const WARMUP_SECONDS = 3;
+
+async function warmUp(run: () => Promise<unknown>, timedRepeats: number): Promise<void> {
+  if (timedRepeats <= 1) {
+    await run();
+    return;
+  }
+  const start = performance.now();
+  for (let i = 0; i < WARMUP_RUNS || performance.now() - start < WARMUP_SECONDS * 1000; i++) {
+    await run();
+  }
+}
 
 function cpuSeconds(): number {
   const u = process.cpuUsage();
@@ -39,7 +58,7 @@ export function workloadTokens(config: BenchConfig, w: Workload) {
 }
 
 /**
- * Two warm-up runs, then `repeats` timed sftSteps (forward + backward + AdamW over batch × (prompt +
+ * Warm-up runs (see {@link warmUp}), then `repeats` timed sftSteps (forward + backward + AdamW over batch × (prompt +
  * response) tokens, loss on the response) and `repeats` greedy KV-cache generations.
  */
 export async function measureTfjs(
@@ -60,9 +79,8 @@ export async function measureTfjs(
       learningRate: 1e-4,
       microBatchSize: Math.max(1, Math.ceil(w.batch / (workers + 1))),
     });
-  // Untimed runs of the full workload first (JIT and allocator warm-up; torch does the same).
-  const warmup = Math.min(WARMUP, repeats);
-  for (let i = 0; i < warmup; i++) await step();
+  // Untimed runs of the full workload first (JIT warm-up; torch does the same).
+  await warmUp(step, repeats);
   let t0 = performance.now();
   let c0 = cpuSeconds();
   for (let i = 0; i < repeats; i++) await step();
@@ -70,7 +88,7 @@ export async function measureTfjs(
   const trainCpuSeconds = (cpuSeconds() - c0) / repeats;
   const generate = (n: number) =>
     model.generate(prompts, { maxNewTokens: n, temperature: 0, stopTokenIds: [] });
-  for (let i = 0; i < warmup; i++) await generate(w.genNew);
+  await warmUp(() => generate(w.genNew), repeats);
   t0 = performance.now();
   c0 = cpuSeconds();
   for (let i = 0; i < repeats; i++) await generate(w.genNew);
