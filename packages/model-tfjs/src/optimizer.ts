@@ -327,23 +327,7 @@ export async function applyAdamW(
   const eps = options.epsilon ?? 1e-8;
   const wd = checkPositive(options.weightDecay ?? 0.01, 'weightDecay', true);
   const maxNorm = checkPositive(options.maxGradNorm ?? 1, 'maxGradNorm', true);
-  if (fusedKernelsActive()) {
-    const resolved = {
-      learningRate: lr,
-      beta1,
-      beta2,
-      epsilon: eps,
-      weightDecay: wd,
-      maxGradNorm: maxNorm,
-    };
-    return applyFused(state, variables, grads, resolved);
-  }
-  const gradNorm = await globalNorm(grads);
-  if (!Number.isFinite(gradNorm)) return { gradNorm, skipped: true };
-  const coef =
-    maxNorm > 0 && Number.isFinite(maxNorm) && gradNorm > maxNorm ? maxNorm / (gradNorm + 1e-6) : 1;
-  state.step += 1;
-  state.lastOptions = {
+  const resolved: ResolvedOptimizerOptions = {
     learningRate: lr,
     beta1,
     beta2,
@@ -351,6 +335,13 @@ export async function applyAdamW(
     weightDecay: wd,
     maxGradNorm: maxNorm,
   };
+  if (fusedKernelsActive()) return applyFused(state, variables, grads, resolved);
+  const gradNorm = await globalNorm(grads);
+  if (!Number.isFinite(gradNorm)) return { gradNorm, skipped: true };
+  const coef =
+    maxNorm > 0 && Number.isFinite(maxNorm) && gradNorm > maxNorm ? maxNorm / (gradNorm + 1e-6) : 1;
+  state.step += 1;
+  state.lastOptions = resolved;
   const bias1 = 1 - beta1 ** state.step;
   const bias2 = 1 - beta2 ** state.step;
   const wasmStep = wasmOptimizerKernelsActive();

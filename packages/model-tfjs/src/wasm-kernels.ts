@@ -10,7 +10,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { type AdamWStepScalars, WasmAdamW } from './wasm-adamw.ts';
-import { webAssembly } from './wasm-emit.ts';
+import { type WasmMemory, webAssembly } from './wasm-emit.ts';
 import { type StridedMatrix, WasmGemm, type WasmHeap } from './wasm-gemm.ts';
 
 interface WasmBackendLike {
@@ -133,24 +133,37 @@ function packedCacheFor(backend: WasmBackendLike): PackedCache {
   return cache;
 }
 
+/** The backend heap's `WebAssembly.Memory` when our modules can import it (not shared memory). */
+function heapMemory(backend: WasmBackendLike): WasmMemory | null {
+  const memory = backend.wasm.asm?.memory ?? backend.wasm.wasmMemory;
+  return memory instanceof webAssembly.Memory && memory.buffer instanceof ArrayBuffer
+    ? memory
+    : null;
+}
+
+/** `make(memory)` for this backend's heap, or null where the heap cannot be imported or it fails. */
+function bindToHeap<T>(backend: WasmBackendLike, make: (memory: WasmMemory) => T): T | null {
+  const memory = heapMemory(backend);
+  if (memory === null) return null;
+  try {
+    return make(memory);
+  } catch {
+    return null;
+  }
+}
+
 /** The kernel bound to this backend's heap, or null where it cannot run (shared memory). */
 function gemmFor(backend: WasmBackendLike): WasmGemm | null {
   let gemm = gemms.get(backend);
   if (gemm !== undefined) return gemm;
-  gemm = null;
-  const memory = backend.wasm.asm?.memory ?? backend.wasm.wasmMemory;
-  if (memory instanceof webAssembly.Memory && memory.buffer instanceof ArrayBuffer) {
+  gemm = bindToHeap(backend, (memory) => {
     const heap: WasmHeap = {
       memory,
       malloc: (bytes) => backend.wasm._malloc(bytes) >>> 0,
       free: (pointer) => backend.wasm._free(pointer),
     };
-    try {
-      gemm = new WasmGemm(heap);
-    } catch {
-      gemm = null;
-    }
-  }
+    return new WasmGemm(heap);
+  });
   gemms.set(backend, gemm);
   return gemm;
 }
@@ -374,15 +387,7 @@ const adamws = new WeakMap<object, WasmAdamW | null>();
 function adamwFor(backend: WasmBackendLike): WasmAdamW | null {
   let kernel = adamws.get(backend);
   if (kernel !== undefined) return kernel;
-  kernel = null;
-  const memory = backend.wasm.asm?.memory ?? backend.wasm.wasmMemory;
-  if (memory instanceof webAssembly.Memory && memory.buffer instanceof ArrayBuffer) {
-    try {
-      kernel = new WasmAdamW(memory);
-    } catch {
-      kernel = null;
-    }
-  }
+  kernel = bindToHeap(backend, (memory) => new WasmAdamW(memory));
   adamws.set(backend, kernel);
   return kernel;
 }
@@ -435,18 +440,15 @@ function adamwStep(args: {
 /** `Σ x²` over every element of every input (accumulated in float64), as a float32 scalar. */
 function sumOfSquares(args: { inputs: tf.NamedTensorInfoMap; backend: unknown }): tf.TensorInfo {
   const backend = args.backend as WasmBackendLike;
-  const memory = backend.wasm.asm?.memory ?? backend.wasm.wasmMemory;
   const inputs = Object.values(args.inputs) as tf.TensorInfo[];
   const out = backend.makeOutput([], 'float32');
-  const heap = new Float32Array((memory as { buffer: ArrayBuffer }).buffer);
   let total = 0;
   for (const t of inputs) {
-    const start = offsetOf(backend, t) >> 2;
-    const end = start + t.shape.reduce((a, b) => a * b, 1);
+    const x = backend.typedArrayFromHeap(t) as Float32Array;
     let sum = 0;
-    for (let i = start; i < end; i++) {
-      const x = heap[i] as number;
-      sum += x * x;
+    for (let i = 0; i < x.length; i++) {
+      const v = x[i] as number;
+      sum += v * v;
     }
     total += sum;
   }
