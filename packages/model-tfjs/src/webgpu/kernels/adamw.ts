@@ -23,6 +23,7 @@ import {
   type ProgramUniform,
   registerProgramKernels,
   type WebGPUProgram,
+  wgslReduce,
 } from './programs.ts';
 
 const THREADS = 256;
@@ -72,15 +73,7 @@ const NORM_HELPERS = `
 const REDUCE = `
   const BLOCK = ${THREADS};
   var<workgroup> scratch : array<f32, ${THREADS}>;
-  fn reduceSum(v : f32, tid : i32) -> f32 {
-    scratch[tid] = v;
-    workgroupBarrier();
-    for (var s = BLOCK / 2; s > 0; s = s / 2) {
-      if (tid < s) { scratch[tid] = scratch[tid] + scratch[tid + s]; }
-      workgroupBarrier();
-    }
-    return scratch[0];
-  }`;
+  ${wgslReduce('reduceSum', 'f32', 'scratch', (a, b) => `${a} + ${b}`)}`;
 
 function program(
   key: string,

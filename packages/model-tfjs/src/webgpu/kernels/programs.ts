@@ -63,6 +63,30 @@ export function elementwiseProgram(
 }
 
 /**
+ * WGSL of `fn NAME(v : TYPE, tid : i32) -> TYPE`: a tree reduction over the workgroup array
+ * `scratch` (`BLOCK` entries, a power of two) combining two entries with `combine`; every thread
+ * gets the result. Call it from uniform control flow (it has barriers).
+ */
+export function wgslReduce(
+  name: string,
+  type: 'f32' | 'u32',
+  scratch: string,
+  combine: (a: string, b: string) => string,
+): string {
+  return `fn ${name}(v : ${type}, tid : i32) -> ${type} {
+        ${scratch}[tid] = v;
+        workgroupBarrier();
+        for (var s = BLOCK / 2; s > 0; s = s / 2) {
+          if (tid < s) { ${scratch}[tid] = ${combine(`${scratch}[tid]`, `${scratch}[tid + s]`)}; }
+          workgroupBarrier();
+        }
+        let total = ${scratch}[0];
+        workgroupBarrier();
+        return total;
+      }`;
+}
+
+/**
  * One workgroup per row of a `[rows, cols]` input, `threads` threads striding over the columns
  * with workgroup-scratch reductions. `body` uses `row`, `tid`, `cols`, `BLOCK` and the helpers
  * `reduceSum(v) -> f32` and `reduceMax(v) -> f32` (every thread gets the result).
@@ -90,28 +114,8 @@ export function rowProgram(
       ${declarations}
       const BLOCK = ${threads};
       var<workgroup> scratch : array<f32, ${threads}>;
-      fn reduceSum(v : f32, tid : i32) -> f32 {
-        scratch[tid] = v;
-        workgroupBarrier();
-        for (var s = BLOCK / 2; s > 0; s = s / 2) {
-          if (tid < s) { scratch[tid] = scratch[tid] + scratch[tid + s]; }
-          workgroupBarrier();
-        }
-        let total = scratch[0];
-        workgroupBarrier();
-        return total;
-      }
-      fn reduceMax(v : f32, tid : i32) -> f32 {
-        scratch[tid] = v;
-        workgroupBarrier();
-        for (var s = BLOCK / 2; s > 0; s = s / 2) {
-          if (tid < s) { scratch[tid] = max(scratch[tid], scratch[tid + s]); }
-          workgroupBarrier();
-        }
-        let total = scratch[0];
-        workgroupBarrier();
-        return total;
-      }
+      ${wgslReduce('reduceSum', 'f32', 'scratch', (a, b) => `${a} + ${b}`)}
+      ${wgslReduce('reduceMax', 'f32', 'scratch', (a, b) => `max(${a}, ${b})`)}
       fn main(index : i32) {
         let row = i32(workgroupId.y * numWorkgroups.x + workgroupId.x);
         let tid = i32(localId.x);

@@ -18,7 +18,12 @@
  * the draw (or the top-p mass) falls within float rounding of a cumulative boundary.
  */
 import * as tf from '@tensorflow/tfjs';
-import { flatDispatch, registerProgramKernels, type WebGPUProgram } from './programs.ts';
+import {
+  flatDispatch,
+  registerProgramKernels,
+  type WebGPUProgram,
+  wgslReduce,
+} from './programs.ts';
 
 export const SAMPLE_KERNEL = 'AgentrlSampleTokens';
 
@@ -42,50 +47,10 @@ const SAMPLE_WGSL = `
   var<private> rowCols : i32;
   var<private> lse : f32;
 
-  fn reduceSum(v : f32, tid : i32) -> f32 {
-    scratch[tid] = v;
-    workgroupBarrier();
-    for (var s = BLOCK / 2; s > 0; s = s / 2) {
-      if (tid < s) { scratch[tid] = scratch[tid] + scratch[tid + s]; }
-      workgroupBarrier();
-    }
-    let total = scratch[0];
-    workgroupBarrier();
-    return total;
-  }
-  fn reduceMax(v : f32, tid : i32) -> f32 {
-    scratch[tid] = v;
-    workgroupBarrier();
-    for (var s = BLOCK / 2; s > 0; s = s / 2) {
-      if (tid < s) { scratch[tid] = max(scratch[tid], scratch[tid + s]); }
-      workgroupBarrier();
-    }
-    let total = scratch[0];
-    workgroupBarrier();
-    return total;
-  }
-  fn reduceMaxU(v : u32, tid : i32) -> u32 {
-    uscratch[tid] = v;
-    workgroupBarrier();
-    for (var s = BLOCK / 2; s > 0; s = s / 2) {
-      if (tid < s) { uscratch[tid] = max(uscratch[tid], uscratch[tid + s]); }
-      workgroupBarrier();
-    }
-    let total = uscratch[0];
-    workgroupBarrier();
-    return total;
-  }
-  fn reduceMinU(v : u32, tid : i32) -> u32 {
-    uscratch[tid] = v;
-    workgroupBarrier();
-    for (var s = BLOCK / 2; s > 0; s = s / 2) {
-      if (tid < s) { uscratch[tid] = min(uscratch[tid], uscratch[tid + s]); }
-      workgroupBarrier();
-    }
-    let total = uscratch[0];
-    workgroupBarrier();
-    return total;
-  }
+  ${wgslReduce('reduceSum', 'f32', 'scratch', (a, b) => `${a} + ${b}`)}
+  ${wgslReduce('reduceMax', 'f32', 'scratch', (a, b) => `max(${a}, ${b})`)}
+  ${wgslReduce('reduceMaxU', 'u32', 'uscratch', (a, b) => `max(${a}, ${b})`)}
+  ${wgslReduce('reduceMinU', 'u32', 'uscratch', (a, b) => `min(${a}, ${b})`)}
 
   // An unsigned key with the order of the floats (-0 taken as +0).
   fn orderKey(x : f32) -> u32 {
