@@ -33,6 +33,13 @@ interface WasmBackendLike {
 
 let registered = false;
 
+/** What tfjs passes a kernel function. */
+interface KernelArgs {
+  inputs: tf.NamedTensorInfoMap;
+  backend: unknown;
+  attrs?: tf.NamedAttrMap;
+}
+
 /** Which matrix product the wasm backend's `BatchMatMul` uses. */
 export type WasmMatMulKernel = 'agentrl' | 'xnnpack';
 let matMulKernel: WasmMatMulKernel = 'agentrl';
@@ -172,10 +179,7 @@ function gemmFor(backend: WasmBackendLike): WasmGemm | null {
 const originals = new Map<string, tf.KernelConfig>();
 const originalsReady = new WeakMap<object, Set<string>>();
 
-function runOriginal(
-  kernelName: string,
-  args: { inputs: tf.NamedTensorInfoMap; backend: unknown; attrs?: tf.NamedAttrMap },
-): tf.TensorInfo {
+function runOriginal(kernelName: string, args: KernelArgs): tf.TensorInfo {
   const config = originals.get(kernelName) as tf.KernelConfig;
   const backend = args.backend as object;
   let ready = originalsReady.get(backend);
@@ -191,22 +195,14 @@ function runOriginal(
   return config.kernelFunc(args as Parameters<tf.KernelFunc>[0]) as tf.TensorInfo;
 }
 
-const runXnnpack = (args: {
-  inputs: tf.NamedTensorInfoMap;
-  backend: unknown;
-  attrs?: tf.NamedAttrMap;
-}): tf.TensorInfo => runOriginal('BatchMatMul', args);
+const runXnnpack = (args: KernelArgs): tf.TensorInfo => runOriginal('BatchMatMul', args);
 
 /**
  * `Sum` over leading axes (the gradient of a broadcast bias or norm weight, `[N, H] → [H]`) as
  * column sums in one pass: the backend's own kernel transposes the input first. Other reductions
  * go to the backend's kernel.
  */
-function sum(args: {
-  inputs: tf.NamedTensorInfoMap;
-  backend: unknown;
-  attrs?: tf.NamedAttrMap;
-}): tf.TensorInfo {
+function sum(args: KernelArgs): tf.TensorInfo {
   const backend = args.backend as WasmBackendLike;
   const x = args.inputs.x as tf.TensorInfo;
   const rank = x.shape.length;
@@ -263,11 +259,7 @@ function batchIndexer(
   };
 }
 
-function batchMatMul(args: {
-  inputs: tf.NamedTensorInfoMap;
-  backend: unknown;
-  attrs?: tf.NamedAttrMap;
-}): tf.TensorInfo {
+function batchMatMul(args: KernelArgs): tf.TensorInfo {
   const backend = args.backend as WasmBackendLike;
   const gemm = matMulKernel === 'agentrl' ? gemmFor(backend) : null;
   if (gemm === null) return runXnnpack(args);
@@ -337,11 +329,7 @@ function batchMatMul(args: {
   return out;
 }
 
-function unsortedSegmentSum(args: {
-  inputs: tf.NamedTensorInfoMap;
-  backend: unknown;
-  attrs?: tf.NamedAttrMap;
-}): tf.TensorInfo {
+function unsortedSegmentSum(args: KernelArgs): tf.TensorInfo {
   const backend = args.backend as WasmBackendLike;
   const x = args.inputs.x as tf.TensorInfo;
   const ids = args.inputs.segmentIds as tf.TensorInfo;
@@ -369,7 +357,7 @@ function unsortedSegmentSum(args: {
  * each time (196 copies in one step of the tiny configuration). Tensor data is never written
  * after creation, so sharing is safe; the backend counts references as it does for `Reshape`.
  */
-function identity(args: { inputs: tf.NamedTensorInfoMap; backend: unknown }): tf.TensorInfo {
+function identity(args: KernelArgs): tf.TensorInfo {
   const x = args.inputs.x as tf.TensorInfo;
   if (x.dtype === 'string') return runOriginal('Identity', args);
   (args.backend as WasmBackendLike).incRef(x.dataId);
@@ -402,11 +390,7 @@ export function wasmOptimizerKernelsActive(): boolean {
 }
 
 /** Inputs param, grad, m, v (float32, same shape); outputs the new param, m and v. */
-function adamwStep(args: {
-  inputs: tf.NamedTensorInfoMap;
-  backend: unknown;
-  attrs?: tf.NamedAttrMap;
-}): tf.TensorInfo[] {
+function adamwStep(args: KernelArgs): tf.TensorInfo[] {
   const backend = args.backend as WasmBackendLike;
   const kernel = adamwFor(backend);
   if (kernel === null) throw new Error('AgentrlAdamWStep: the wasm heap cannot be shared');
@@ -438,7 +422,7 @@ function adamwStep(args: {
 }
 
 /** `Σ x²` over every element of every input (accumulated in float64), as a float32 scalar. */
-function sumOfSquares(args: { inputs: tf.NamedTensorInfoMap; backend: unknown }): tf.TensorInfo {
+function sumOfSquares(args: KernelArgs): tf.TensorInfo {
   const backend = args.backend as WasmBackendLike;
   const inputs = Object.values(args.inputs) as tf.TensorInfo[];
   const out = backend.makeOutput([], 'float32');
