@@ -21,7 +21,7 @@ const work = await mkdtemp(join(tmpdir(), 'model-tfjs-lora-'));
 afterAll(() => rm(work, { recursive: true, force: true }));
 
 describe('LoRA adapters', () => {
-  it('start as a no-op, train only the adapters, and save merged weights that reload identically', async () => {
+  it('start as a no-op, train only the adapters, and save and copy merged weights that score identically', async () => {
     const model = await createCausalLM(config, { seed: 1, backend: 'wasm' });
     const seqs = [[1, 2, 3, 4, 5]];
     const before = await model.tokenLogProbs(seqs);
@@ -38,6 +38,12 @@ describe('LoRA adapters', () => {
     expect(last.loss).toBeLessThan(first.loss * 0.5);
     expect(await Promise.all(model.variables().map((v) => v.data()))).toEqual(base);
     const adapted = await model.tokenLogProbs(seqs);
+    const frozen = model.frozenCopy(); // the KL reference of a LoRA run: the effective weights
+    const fromFrozen = await frozen.tokenLogProbs(seqs);
+    frozen.dispose();
+    (fromFrozen[0] as number[]).forEach((v, i) => {
+      expect(Math.abs(v - ((adapted[0] as number[])[i] as number))).toBeLessThan(1e-5);
+    });
     await model.save(join(work, 'merged'));
     const reloaded = await loadCausalLM(join(work, 'merged'), { backend: 'wasm' });
     const again = await reloaded.tokenLogProbs(seqs);

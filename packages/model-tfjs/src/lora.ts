@@ -34,6 +34,12 @@ export interface LoRAOptions {
 export class LoRAAdapters {
   readonly scale: number;
   readonly rank: number;
+  /** α as resolved (default 2·r). */
+  readonly alpha: number;
+  /** The targeted projections, in {@link LORA_TARGETS} order. */
+  readonly targets: readonly (typeof LORA_TARGETS)[number][];
+  /** Seed of A's initialisation. */
+  readonly seed: number | string;
   readonly adapters = new Map<string, { a: tf.Variable; b: tf.Variable }>();
 
   constructor(weights: ReadonlyMap<string, tf.Variable>, options: LoRAOptions) {
@@ -52,8 +58,11 @@ export class LoRAAdapters {
       }
     }
     this.rank = rank;
-    this.scale = (options.alpha ?? 2 * rank) / rank;
-    const rng = createRng(options.seed ?? 0).split('lora');
+    this.alpha = options.alpha ?? 2 * rank;
+    this.scale = this.alpha / rank;
+    this.targets = LORA_TARGETS.filter((t) => targets.has(t));
+    this.seed = options.seed ?? 0;
+    const rng = createRng(this.seed).split('lora');
     for (const [name, w] of weights) {
       const m = /\.([a-z_]+)\.weight$/.exec(name);
       if (m === null || !targets.has(m[1] as string)) continue;

@@ -699,15 +699,17 @@ export class CausalLM implements Policy {
   /**
    * Writes the optimizer state (AdamW moments, step count, last hyperparameters) to
    * `dir/optimizer.safetensors`, atomically; with `save(dir)` a checkpoint that resumes exactly.
-   * Not supported with LoRA adapters active (throws).
+   * With LoRA active it writes the adapters (`lora.safetensors`) and their moments instead: load
+   * them into the unmerged base to resume (`save` still writes merged weights, for export).
    */
   saveTrainingState(dir: string): Promise<void> {
     return saveTrainingState(this, dir);
   }
 
   /**
-   * Restores the optimizer state `saveTrainingState` wrote (load the weights separately); throws a
-   * `DataError` naming the file and tensor when it does not match this model's parameters.
+   * Restores the optimizer state `saveTrainingState` wrote (load the weights separately), and the
+   * LoRA adapters when it has them (load the unmerged base first); throws a `DataError` naming the
+   * file and tensor when it does not match this model's parameters or base.
    */
   loadTrainingState(dir: string): Promise<void> {
     return loadTrainingState(this, dir);
@@ -726,10 +728,17 @@ export class CausalLM implements Policy {
     return trainSupervisedStep(this, samples, options);
   }
 
-  /** A frozen (non-trainable) copy of the current weights, e.g. the KL reference model. */
+  /**
+   * A frozen (non-trainable) copy of the current weights, e.g. the KL reference model; with LoRA
+   * active, of the effective (merged) weights.
+   */
   frozenCopy(): CausalLM {
     const weights = new Map<string, tf.Tensor | tf.Tensor[]>();
-    for (const [name, v] of this.#variables) weights.set(name, tf.clone(v));
+    for (const name of this.#variables.keys())
+      weights.set(
+        name,
+        tf.tidy(() => tf.clone(this.effectiveWeight(name))),
+      );
     for (const [name, split] of this.#split)
       weights.set(
         name,

@@ -6,6 +6,7 @@ import { DataError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { createCausalLM, loadCausalLM } from './checkpoint.ts';
+import { LORA_STATE_FILE } from './lora-state.ts';
 import type { CausalLM } from './model.ts';
 import {
   encodeSafetensors,
@@ -29,7 +30,8 @@ const config = {
 const options = { learningRate: 0.02, weightDecay: 0.01, beta2: 0.99 };
 
 /** Step `i` trains on its own data, so k + m steps are the same whatever the split. */
-async function trainSteps(model: CausalLM, from: number, to: number): Promise<void> {
+async function trainSteps(model: CausalLM, from: number, to: number): Promise<number[]> {
+  const losses: number[] = [];
   for (let i = from; i < to; i++) {
     const samples = [
       { promptIds: [1, 2], responseIds: [(i % 8) + 3, 4] },
@@ -37,7 +39,9 @@ async function trainSteps(model: CausalLM, from: number, to: number): Promise<vo
     ];
     const r = await model.sftStep(samples, options);
     expect(r.skipped).toBe(false);
+    losses.push(r.loss);
   }
+  return losses;
 }
 
 async function weights(model: CausalLM): Promise<Float32Array[]> {
@@ -138,13 +142,124 @@ describe('the training state saved beside the weights', () => {
     model.dispose();
     wider.dispose();
   });
+});
 
-  it('refuses to save or load the state of a model with LoRA adapters', async () => {
+async function adapterValues(model: CausalLM): Promise<Float32Array[]> {
+  const variables = model.lora?.variables() ?? [];
+  expect(variables.length).toBeGreaterThan(0);
+  return Promise.all(variables.map(async (v) => (await v.data()) as Float32Array));
+}
+
+describe('the training state of a LoRA run', () => {
+  const lora = { rank: 2, alpha: 3, targets: ['q_proj', 'v_proj', 'down_proj'] as const, seed: 5 };
+
+  it('resumes on the unmerged base bit for bit: adapters, moments, losses and merged weights', async () => {
+    const k = 2;
+    const m = 2;
+    const base = mkdtempSync(join(tmpdir(), 'agentrl-lora-base-'));
+    const created = await createCausalLM(config, { seed: 9, backend: 'cpu' });
+    await created.save(base);
+    created.dispose();
+
+    const straight = await loadCausalLM(base, { backend: 'cpu' });
+    straight.enableLoRA(lora);
+    const straightLosses = await trainSteps(straight, 0, k + m);
+
+    const first = await loadCausalLM(base, { backend: 'cpu' });
+    first.enableLoRA(lora);
+    await trainSteps(first, 0, k);
+    const dir = mkdtempSync(join(tmpdir(), 'agentrl-lora-state-'));
+    await first.save(dir);
+    await first.saveTrainingState(dir);
+    first.dispose();
+    expect(readdirSync(dir).sort()).toEqual([
+      'config.json',
+      LORA_STATE_FILE,
+      'model.safetensors',
+      OPTIMIZER_STATE_FILE,
+    ]);
+    const loraFile = await readSafetensorsFile(join(dir, LORA_STATE_FILE));
+    expect(loraFile.tensors.get('model.layers.0.self_attn.q_proj.lora_A')?.shape).toEqual([16, 2]);
+    expect(loraFile.tensors.get('model.layers.0.mlp.down_proj.lora_B')?.shape).toEqual([2, 16]);
+    expect(loraFile.tensors.size).toBe(6);
+    expect(loraFile.metadata).toMatchObject({ rank: '2', alpha: '3', seed: '5' });
+    const moments = await readSafetensorsFile(join(dir, OPTIMIZER_STATE_FILE));
+    expect([...moments.tensors.keys()].sort()[0]).toBe(
+      'model.layers.0.mlp.down_proj.lora_A.exp_avg',
+    );
+    expect(moments.tensors.size).toBe(12);
+
+    const resumed = await loadCausalLM(base, { backend: 'cpu' });
+    await resumed.loadTrainingState(dir);
+    expect(resumed.lora?.targets).toEqual(lora.targets);
+    const tensors = tf.memory().numTensors;
+    await resumed.loadTrainingState(dir); // same settings: the adapters are reused, nothing leaks
+    expect(tf.memory().numTensors).toBe(tensors);
+    const resumedLosses = await trainSteps(resumed, k, k + m);
+    expect(resumedLosses).toEqual(straightLosses.slice(k));
+    expect(await adapterValues(resumed)).toEqual(await adapterValues(straight));
+    expect(await weights(resumed)).toEqual(await weights(straight)); // the frozen base
+    straight.mergeLoRA();
+    resumed.mergeLoRA();
+    expect(await weights(resumed)).toEqual(await weights(straight));
+    straight.dispose();
+    resumed.dispose();
+
+    // The merged export folder is not the base the adapters were trained on.
+    const merged = await loadCausalLM(dir, { backend: 'cpu' });
+    const error = await merged.loadTrainingState(dir).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataError);
+    expect(String(error)).toMatch(
+      /lora\.safetensors: base weight model\.layers\.0\.\w+\.\w+_proj\.weight differs .* unmerged base/,
+    );
+    expect(merged.lora).toBeUndefined();
+    merged.dispose();
+  });
+
+  it('refuses another config, other adapters, a missing adapter and a full state on adapters', async () => {
     const model = await createCausalLM(config, { seed: 4, backend: 'cpu' });
-    model.enableLoRA({ rank: 2 });
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-train-state-lora-'));
-    await expect(model.saveTrainingState(dir)).rejects.toThrow(/LoRA adapters.*mergeLoRA/);
-    await expect(model.loadTrainingState(dir)).rejects.toThrow(/LoRA adapters/);
-    model.dispose();
+    model.enableLoRA(lora);
+    await trainSteps(model, 0, 1);
+    const dir = mkdtempSync(join(tmpdir(), 'agentrl-lora-state-bad-'));
+    await model.saveTrainingState(dir);
+
+    const wider = await createCausalLM(
+      { ...config, intermediate_size: 48 },
+      { seed: 4, backend: 'cpu' },
+    );
+    const shapeError = await wider.loadTrainingState(dir).catch((e: unknown) => e);
+    expect(shapeError).toBeInstanceOf(DataError);
+    expect(String(shapeError)).toMatch(
+      /lora\.safetensors: tensor model\.layers\.0\.mlp\.down_proj\.lora_A has shape \[32, 2\], expected \[48, 2\]/,
+    );
+    expect(wider.lora).toBeUndefined();
+
+    const other = await createCausalLM(config, { seed: 4, backend: 'cpu' });
+    other.enableLoRA({ rank: 3 });
+    await expect(other.loadTrainingState(dir)).rejects.toThrow(
+      /lora\.safetensors: adapters of rank 2, alpha 3 on q_proj, v_proj, down_proj, but the model already has adapters of rank 3/,
+    );
+    expect(other.lora?.rank).toBe(3);
+
+    const full = mkdtempSync(join(tmpdir(), 'agentrl-full-state-'));
+    await wider.saveTrainingState(full);
+    await expect(other.loadTrainingState(full)).rejects.toThrow(
+      /optimizer\.safetensors was saved without LoRA adapters, and the model has adapters of rank 3/,
+    );
+
+    const path = join(dir, LORA_STATE_FILE);
+    const file = await readSafetensorsFile(path);
+    file.tensors.delete('model.layers.0.self_attn.v_proj.lora_B');
+    await writeFile(path, encodeSafetensors(file.tensors, file.metadata));
+    const fresh = await createCausalLM(config, { seed: 4, backend: 'cpu' });
+    await expect(fresh.loadTrainingState(dir)).rejects.toThrow(
+      /lora\.safetensors: tensor model\.layers\.0\.self_attn\.v_proj\.lora_B is missing/,
+    );
+    expect(fresh.lora).toBeUndefined();
+
+    // Saving without adapters into the same folder removes the stale adapter file.
+    await fresh.saveTrainingState(dir);
+    expect(readdirSync(dir)).toEqual([OPTIMIZER_STATE_FILE]);
+    for (const x of [model, wider, other, fresh]) x.dispose();
   });
 });

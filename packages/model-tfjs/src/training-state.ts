@@ -6,12 +6,25 @@
  * untouched, so the folder still loads in transformers. A parameter held in blocks (over the
  * binding limit) is saved as one joined tensor too, so the file does not depend on the storage:
  * a state saved from a split model loads into a whole one and back.
+ *
+ * With LoRA active only the adapters train: the state is then `lora.safetensors` (the adapters and
+ * their settings, see lora-state.ts) plus the adapters' moments as `<weight>.lora_A.exp_avg` etc.,
+ * and `optimizer.safetensors` names the LoRA file in its metadata. Loading it into a model loaded
+ * from the unmerged base re-enables the adapters, so the resumed run continues bit for bit.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataError, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
+import {
+  adapterKey,
+  applyLoRAState,
+  encodeLoRAState,
+  LORA_STATE_FILE,
+  type LoRAState,
+  readLoRAState,
+} from './lora-state.ts';
 import type { CausalLM } from './model.ts';
 import { AdamWState, type ResolvedOptimizerOptions } from './optimizer.ts';
 import { encodeSafetensors, type NamedTensor, readSafetensorsFile } from './safetensors.ts';
@@ -45,24 +58,27 @@ async function joinedMoments(
   return { m: joinHost(m, shape, storage.axis), v: joinHost(v, shape, storage.axis) };
 }
 
-function rejectLoRA(model: CausalLM, action: string): void {
-  if (model.lora !== undefined) {
-    throw new InvalidInputError(
-      `cannot ${action} the training state of a model with LoRA adapters (its checkpoint holds merged weights); call mergeLoRA() first or resume LoRA training without the optimizer state`,
-      { details: { field: 'lora' } },
-    );
+async function writeAtomic(path: string, bytes: Uint8Array): Promise<void> {
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(tmp, bytes);
+    await rename(tmp, path);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
   }
 }
 
 /**
  * Writes `dir/optimizer.safetensors` (atomically: a temporary file, then a rename) with the
- * model's AdamW state. A model that has not taken a step writes step 0 and no moments.
+ * model's AdamW state, and with LoRA active `dir/lora.safetensors` first (the adapters; a stale
+ * one is removed otherwise). A model that has not taken a step writes step 0 and no moments.
  */
 export async function saveTrainingState(model: CausalLM, dir: string): Promise<void> {
-  rejectLoRA(model, 'save');
   const state = model.optimizerState instanceof AdamWState ? model.optimizerState : undefined;
+  const lora = model.lora;
   const tensors = new Map<string, NamedTensor>();
-  if (state !== undefined && state.step > 0) {
+  if (state !== undefined && state.step > 0 && lora === undefined) {
     for (const name of model.parameterNames()) {
       const moments = await joinedMoments(state, model, name);
       if (moments === undefined) continue;
@@ -71,22 +87,38 @@ export async function saveTrainingState(model: CausalLM, dir: string): Promise<v
       tensors.set(`${name}.exp_avg_sq`, { dtype: 'F32', shape, data: moments.v });
     }
   }
+  if (state !== undefined && state.step > 0 && lora !== undefined) {
+    for (const [name, adapter] of lora.adapters) {
+      for (const [factor, variable] of [
+        ['A', adapter.a],
+        ['B', adapter.b],
+      ] as const) {
+        const moments = state.existingMoments(variable);
+        if (moments === undefined) continue;
+        const key = adapterKey(name, factor);
+        const shape = variable.shape;
+        const [m, v] = await Promise.all([moments.m.data(), moments.v.data()]);
+        tensors.set(`${key}.exp_avg`, { dtype: 'F32', shape, data: m as Float32Array });
+        tensors.set(`${key}.exp_avg_sq`, { dtype: 'F32', shape, data: v as Float32Array });
+      }
+    }
+  }
   const metadata: Record<string, string> = {
     agentrl_format: FORMAT,
     step: String(state?.step ?? 0),
   };
   if (state?.lastOptions !== undefined)
     metadata.hyperparameters = JSON.stringify(state.lastOptions);
+  if (lora !== undefined) metadata.lora = LORA_STATE_FILE;
   await mkdir(dir, { recursive: true });
-  const path = join(dir, OPTIMIZER_STATE_FILE);
-  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    await writeFile(tmp, encodeSafetensors(tensors, metadata));
-    await rename(tmp, path);
-  } catch (error) {
-    await rm(tmp, { force: true });
-    throw error;
+  const loraPath = join(dir, LORA_STATE_FILE);
+  if (lora !== undefined) {
+    const encoded = await encodeLoRAState(model, lora);
+    await writeAtomic(loraPath, encodeSafetensors(encoded.tensors, encoded.metadata));
+  } else {
+    await rm(loraPath, { force: true });
   }
+  await writeAtomic(join(dir, OPTIMIZER_STATE_FILE), encodeSafetensors(tensors, metadata));
 }
 
 function parseHyperparameters(path: string, text: string | undefined) {
@@ -115,13 +147,80 @@ function parseHyperparameters(path: string, text: string | undefined) {
   return value as ResolvedOptimizerOptions;
 }
 
+/** Where each saved moment goes: its key prefix, the shape it must have, how to place it. */
+interface MomentSlot {
+  readonly key: string;
+  readonly shape: readonly number[];
+  readonly place: (state: AdamWState, m: Float32Array, v: Float32Array) => void;
+}
+
+/** Slots of the full-weight moments, cut into blocks on the host like the weights. */
+function parameterSlots(model: CausalLM): MomentSlot[] {
+  return model.parameterNames().map((name) => {
+    const storage = model.parameterStorage(name);
+    const axis = storage.axis;
+    // Cut on the host like the weights, so no kernel binds a whole split parameter.
+    const pieces = (data: Float32Array) =>
+      axis === undefined
+        ? [data]
+        : splitHost(
+            data,
+            storage.shape as [number, number],
+            axis,
+            storage.variables.map((b) => b.shape[axis] as number),
+          );
+    return {
+      key: name,
+      shape: storage.shape,
+      place: (state, m, v) => {
+        const mPieces = pieces(m);
+        const vPieces = pieces(v);
+        storage.variables.forEach((variable, k) => {
+          tf.tidy(() =>
+            state.setMoments(
+              variable,
+              tf.tensor(mPieces[k] as Float32Array, variable.shape),
+              tf.tensor(vPieces[k] as Float32Array, variable.shape),
+            ),
+          );
+        });
+      },
+    };
+  });
+}
+
+/** Slots of the adapter moments (placed once the adapters exist, after `applyLoRAState`). */
+function adapterSlots(model: CausalLM, lora: LoRAState): MomentSlot[] {
+  return [...lora.adapters].flatMap(([name, { a, b }]) =>
+    (
+      [
+        ['A', a.shape],
+        ['B', b.shape],
+      ] as const
+    ).map(([factor, shape]) => ({
+      key: adapterKey(name, factor),
+      shape,
+      place: (state: AdamWState, m: Float32Array, v: Float32Array) => {
+        const adapter = model.lora?.adapters.get(name);
+        const variable = factor === 'A' ? adapter?.a : adapter?.b;
+        if (variable === undefined) return;
+        tf.tidy(() =>
+          state.setMoments(variable, tf.tensor(m, variable.shape), tf.tensor(v, variable.shape)),
+        );
+      },
+    })),
+  );
+}
+
 /**
  * Restores what {@link saveTrainingState} wrote into `model` (same config, weights loaded
- * separately), replacing its optimizer state. Throws a `DataError` naming the file and the
- * tensor when a parameter is missing, unexpected or of another shape.
+ * separately), replacing its optimizer state. A state saved with LoRA active loads into a model
+ * loaded from the unmerged base: the adapters are enabled with the saved settings and their values
+ * (a model with other adapters is refused with an `InvalidInputError`). Throws a `DataError`
+ * naming the file and the tensor when a parameter is missing, unexpected or of another shape, or
+ * when the base is not the one the adapters were trained on. Nothing changes when it throws.
  */
 export async function loadTrainingState(model: CausalLM, dir: string): Promise<void> {
-  rejectLoRA(model, 'load');
   const path = join(dir, OPTIMIZER_STATE_FILE);
   let file: Awaited<ReturnType<typeof readSafetensorsFile>>;
   try {
@@ -152,12 +251,27 @@ export async function loadTrainingState(model: CausalLM, dir: string): Promise<v
     );
   }
   const hyperparameters = parseHyperparameters(path, metadata.hyperparameters);
-  const names = model.parameterNames();
+  let lora: LoRAState | undefined;
+  const loraPath = join(dir, LORA_STATE_FILE);
+  if (metadata.lora !== undefined) {
+    if (metadata.lora !== LORA_STATE_FILE) {
+      throw new DataError(
+        `${path}: metadata lora ${JSON.stringify(metadata.lora)}, expected "${LORA_STATE_FILE}"`,
+        { details: { path, field: 'lora' } },
+      );
+    }
+    lora = await readLoRAState(model, loraPath);
+  } else if (model.lora !== undefined) {
+    throw new InvalidInputError(
+      `${path} was saved without LoRA adapters, and the model has adapters of rank ${model.lora.rank}; load it into a model without adapters (or call mergeLoRA() first)`,
+      { details: { field: 'lora', path } },
+    );
+  }
+  const slots = lora === undefined ? parameterSlots(model) : adapterSlots(model, lora);
   const expected = new Set<string>();
   if (step > 0 || tensors.size > 0) {
-    for (const name of names) {
-      const shape = model.parameterStorage(name).shape;
-      for (const key of [`${name}.exp_avg`, `${name}.exp_avg_sq`]) {
+    for (const slot of slots) {
+      for (const key of [`${slot.key}.exp_avg`, `${slot.key}.exp_avg_sq`]) {
         expected.add(key);
         const t = tensors.get(key);
         if (t === undefined) {
@@ -165,9 +279,9 @@ export async function loadTrainingState(model: CausalLM, dir: string): Promise<v
             details: { path, name: key },
           });
         }
-        if (t.shape.join(',') !== shape.join(',')) {
+        if (t.shape.join(',') !== slot.shape.join(',')) {
           throw new DataError(
-            `${path}: tensor ${key} has shape [${t.shape.join(', ')}], the model's parameter has [${shape.join(', ')}]; the state is of another model config`,
+            `${path}: tensor ${key} has shape [${t.shape.join(', ')}], the model's ${lora === undefined ? 'parameter' : 'adapter'} has [${slot.shape.join(', ')}]; the state is of another model config`,
             { details: { path, name: key } },
           );
         }
@@ -177,41 +291,20 @@ export async function loadTrainingState(model: CausalLM, dir: string): Promise<v
   for (const key of tensors.keys()) {
     if (!expected.has(key)) {
       throw new DataError(
-        `${path}: tensor ${key} matches no trainable parameter of the model; the state is of another model`,
+        `${path}: tensor ${key} matches no trainable ${lora === undefined ? 'parameter' : 'adapter'} of the model; the state is of another model`,
         { details: { path, name: key } },
       );
     }
   }
+  // Everything checked: change the model (enabling LoRA resets the optimizer state).
+  if (lora !== undefined) applyLoRAState(model, lora, loraPath);
   const state = new AdamWState();
   state.step = step;
   state.lastOptions = hyperparameters;
-  for (const name of names) {
-    const m = tensors.get(`${name}.exp_avg`);
-    const v = tensors.get(`${name}.exp_avg_sq`);
-    if (m === undefined || v === undefined) continue;
-    const storage = model.parameterStorage(name);
-    const axis = storage.axis;
-    // Cut on the host like the weights, so no kernel binds a whole split parameter.
-    const pieces = (data: Float32Array) =>
-      axis === undefined
-        ? [data]
-        : splitHost(
-            data,
-            storage.shape as [number, number],
-            axis,
-            storage.variables.map((b) => b.shape[axis] as number),
-          );
-    const mPieces = pieces(m.data);
-    const vPieces = pieces(v.data);
-    storage.variables.forEach((variable, k) => {
-      tf.tidy(() =>
-        state.setMoments(
-          variable,
-          tf.tensor(mPieces[k] as Float32Array, variable.shape),
-          tf.tensor(vPieces[k] as Float32Array, variable.shape),
-        ),
-      );
-    });
+  for (const slot of slots) {
+    const m = tensors.get(`${slot.key}.exp_avg`);
+    const v = tensors.get(`${slot.key}.exp_avg_sq`);
+    if (m !== undefined && v !== undefined) slot.place(state, m.data, v.data);
   }
   const previous = model.optimizerState as { dispose?: () => void } | undefined;
   previous?.dispose?.();
