@@ -218,8 +218,9 @@ export async function readLoRAState(model: CausalLM, path: string): Promise<LoRA
 
 /**
  * Puts the adapters of `state` into `model`: enables LoRA with the saved settings, or keeps the
- * active adapters when their settings are the same (a model with other adapters is refused), then
- * assigns A and B bit for bit.
+ * active adapters when their rank, α and targets are the same (a model with other adapters is
+ * refused; the seed only set A's initialisation, which the saved values replace), then assigns A
+ * and B bit for bit.
  */
 export function applyLoRAState(model: CausalLM, state: LoRAState, path: string): LoRAAdapters {
   const o = state.options;
@@ -247,5 +248,7 @@ export function applyLoRAState(model: CausalLM, state: LoRAState, path: string):
       vars.b.assign(tf.tensor(b.data, vars.b.shape));
     });
   }
+  // Reused adapters may have been initialised from another seed; they now hold the saved ones.
+  lora.seed = o.seed;
   return lora;
 }

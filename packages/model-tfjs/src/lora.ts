@@ -38,8 +38,8 @@ export class LoRAAdapters {
   readonly alpha: number;
   /** The targeted projections, in {@link LORA_TARGETS} order. */
   readonly targets: readonly (typeof LORA_TARGETS)[number][];
-  /** Seed of A's initialisation. */
-  readonly seed: number | string;
+  /** Seed of A's initialisation (of the saved adapters' when `loadTrainingState` replaced them). */
+  seed: number | string;
   readonly adapters = new Map<string, { a: tf.Variable; b: tf.Variable }>();
 
   constructor(weights: ReadonlyMap<string, tf.Variable>, options: LoRAOptions) {

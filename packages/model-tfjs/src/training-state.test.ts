@@ -195,6 +195,13 @@ describe('the training state of a LoRA run', () => {
     const tensors = tf.memory().numTensors;
     await resumed.loadTrainingState(dir); // same settings: the adapters are reused, nothing leaks
     expect(tf.memory().numTensors).toBe(tensors);
+    // Adapters of the same rank, alpha and targets but another seed take the saved values.
+    const reseeded = await loadCausalLM(base, { backend: 'cpu' });
+    reseeded.enableLoRA({ ...lora, seed: 11 });
+    await reseeded.loadTrainingState(dir);
+    expect(reseeded.lora?.seed).toBe(5);
+    expect(await adapterValues(reseeded)).toEqual(await adapterValues(resumed));
+    reseeded.dispose();
     const resumedLosses = await trainSteps(resumed, k, k + m);
     expect(resumedLosses).toEqual(straightLosses.slice(k));
     expect(await adapterValues(resumed)).toEqual(await adapterValues(straight));
