@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ALFWORLD_TEMPLATE } from '@agentrl/env-alfworld';
+import { startOpenAITestServer } from '@agentrl/model-openai/testing';
 import { main } from '@agentrl/runner';
-import { startOpenAITestServer } from '@agentrl/runner/testing';
 import { describe, expect, it } from 'vitest';
 
 const config = new URL('../eval.yaml', import.meta.url).pathname;

@@ -1,6 +1,7 @@
 /**
  * @agentrl/core — the contracts every agentrl package plugs into.
  */
+export type { AgentResponse, RolloutAgent } from './agent.ts';
 export type {
   ActionParser,
   ActionParserContext,

@@ -1,29 +1,18 @@
 /**
  * What the rollout loop asks of a model: a batch of rendered prompts in, one response per prompt
- * out. `policyAgent` wraps a token-in / token-out `Policy` with its tokenizer's chat template
- * (spec §10.3: a single user message, generation prompt added); the OpenAI-compatible agent
- * sends the same message over HTTP.
+ * out (`RolloutAgent`, a contract of `@agentrl/core`). `policyAgent` wraps a token-in / token-out
+ * `Policy` with its tokenizer's chat template (spec §10.3: a single user message, generation
+ * prompt added); `@agentrl/model-openai` sends the same message over HTTP.
  */
-import type { Policy, SamplingOptions, Tokenizer } from '@agentrl/core';
+import type {
+  AgentResponse,
+  Policy,
+  RolloutAgent,
+  SamplingOptions,
+  Tokenizer,
+} from '@agentrl/core';
 
-/** One response of an {@link RolloutAgent}. */
-export interface AgentResponse {
-  /** Decoded response text (special tokens skipped), what the action parser reads. */
-  readonly text: string;
-  /** Prompt token ids the response was generated from (empty for text-only agents). */
-  readonly promptTokenIds: readonly number[];
-  /** Response token ids as sampled (empty for text-only agents). */
-  readonly responseTokenIds: readonly number[];
-  /** Sampling log-probs of the response tokens. */
-  readonly responseLogProbs: readonly number[];
-  /** The prompt was cut on the left to fit `maxPromptTokens`. */
-  readonly promptTruncated?: boolean;
-}
-
-/** Generates one response per prompt text; `seed` makes the batch reproducible. */
-export interface RolloutAgent {
-  act(prompts: readonly string[], options: { seed: number }): Promise<AgentResponse[]>;
-}
+export type { AgentResponse, RolloutAgent };
 
 /** Options of {@link policyAgent}. */
 export interface PolicyAgentOptions {

@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isAgentRLError } from '@agentrl/core';
+import { OpenAICompatibleAgent } from '@agentrl/model-openai';
 import { policyAgent, type RolloutAgent } from './agent.ts';
 import {
   applyOverride,
@@ -20,7 +21,6 @@ import { createEstimator } from './estimators.ts';
 import { evaluateAgent } from './evaluate.ts';
 import { appendLineSync, writeJsonAtomic } from './files.ts';
 import type { Logger } from './logger.ts';
-import { OpenAICompatibleAgent } from './openai-agent.ts';
 import { expertOf, loadEnvSpecs, loadModel } from './plugins.ts';
 import { PRESETS } from './presets.ts';
 import { createConsoleProgress } from './progress.ts';

@@ -2,6 +2,9 @@
  * @agentrl/runner — grouped rollouts, the GiGPO / GRPO / RLOO trainer, evaluation, run reports
  * and the `agentrl` CLI.
  */
+
+// The OpenAI-compatible client lives in @agentrl/model-openai; re-exported for existing imports.
+export { OpenAICompatibleAgent, type OpenAICompatibleOptions } from '@agentrl/model-openai';
 export {
   type AgentResponse,
   type PolicyAgentOptions,
@@ -23,7 +26,6 @@ export { type EvaluateOptions, type EvaluationResult, evaluateAgent } from './ev
 export { writeFileAtomic, writeJsonAtomic } from './files.ts';
 export { type Logger, silentLogger } from './logger.ts';
 export { averageMetrics, episodeMetrics, type Metrics, stepGroupMetrics } from './metrics.ts';
-export { OpenAICompatibleAgent, type OpenAICompatibleOptions } from './openai-agent.ts';
 export {
   type CreatedModel,
   type CreateModel,

@@ -1,11 +1,11 @@
 /**
- * An OpenAI-compatible chat-completions client as a {@link RolloutAgent}: the paper's prompt as a
- * single user message, bounded concurrency, retries with exponential backoff, a timeout per
- * request. For scoring prompting baselines (vLLM, Ollama, any server speaking the wire format).
+ * An OpenAI-compatible chat-completions client as a `RolloutAgent` (`@agentrl/core`): the
+ * paper's prompt as a single user message, bounded concurrency, retries with exponential backoff,
+ * a timeout per request. For scoring prompting baselines (vLLM, Ollama, any server speaking the
+ * wire format).
  */
-import { AgentRLError, ConfigError } from '@agentrl/core';
+import { type AgentResponse, AgentRLError, ConfigError, type RolloutAgent } from '@agentrl/core';
 import { z } from 'zod';
-import type { AgentResponse, RolloutAgent } from './agent.ts';
 
 /** Options of {@link OpenAICompatibleAgent}. */
 export interface OpenAICompatibleOptions {
