@@ -4,7 +4,7 @@
  * half of one.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -69,6 +69,13 @@ export function appendLineSync(path: string, line: string): void {
 /** SHA-256 of a file's bytes, hex. */
 export function hashFileSync(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+/** SHA-256 of a file's bytes, hex, read as a stream (for files over 2 GiB, e.g. model weights). */
+export async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 /** SHA-256 of a string, hex. */

@@ -24,7 +24,7 @@ import {
 import { buildWordVocabulary, createCausalLM, writeTokenizerFiles } from '@agentrl/model-tfjs';
 import { z } from 'zod';
 import type { CreatedModel, ModelContext } from './plugins.ts';
-import { createModel as createTfjsModel } from './tfjs-policy.ts';
+import { createTfjsModel } from './tfjs-policy.ts';
 
 const architectureSchema = z.strictObject({
   hiddenSize: z.number().int().positive().default(32),
@@ -111,8 +111,8 @@ export async function createModel(
       const created = await createTfjsModel(
         { ...model, path: init, options: tfjsOptions },
         context,
+        model.path,
       );
-      await created.policy.load(model.path);
       context.logger.info(`weights from ${model.path} (tokenizer and architecture of ${init})`);
       return created;
     }

@@ -96,3 +96,53 @@ describe('createModel of @agentrl/runner/tfjs', () => {
     ).rejects.toThrow(/model.options.learningRat/);
   });
 });
+
+describe('LoRA through model.options.lora', () => {
+  it('enables adapters seeded by the run, and a checkpoint loads back onto the same base', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-lora-folder-'));
+    await writeTokenizerFiles(dir, buildWordVocabulary(['go east', 'go west', 'wait']));
+    const model = await tinyModel(4, 64);
+    await model.save(dir);
+    model.dispose();
+    const config = parseRunConfig({
+      env: { id: 'test/corridor-v1' },
+      seed: 3,
+      model: {
+        backend: 'module',
+        module: '@agentrl/runner/tfjs',
+        path: dir,
+        options: { backend: 'cpu', learningRate: 1e-2, lora: { rank: 2, targets: ['q_proj'] } },
+      },
+    });
+    const context = { config, env: corridorSpec(), logger: silentLogger };
+    const created = await createModel(config.model, context);
+    const policy = created.policy as TfjsTrainablePolicy;
+    expect(policy.model.lora).toMatchObject({ rank: 2, alpha: 4, targets: ['q_proj'], seed: 3 });
+    expect(created.info?.lora).toEqual({ rank: 2, alpha: 4, targets: ['q_proj'] });
+    const prompts = [[1, 2, 3]];
+    await policy.sftStep({ promptTokenIds: prompts, responseTokenIds: [[4, 5]] });
+    const checkpoint = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-lora-checkpoint-'));
+    await policy.save(checkpoint);
+
+    // As `agentrl eval --checkpoint`: the same config, then load; the base is already there.
+    const again = (await createModel(config.model, context)).policy as TfjsTrainablePolicy;
+    await again.load(checkpoint);
+    const sampling = { maxNewTokens: 3, temperature: 1, seed: 9 };
+    expect((await again.generate(prompts, sampling)).tokenIds).toEqual(
+      (await policy.generate(prompts, sampling)).tokenIds,
+    );
+    expect(await again.model.tokenLogProbs([[1, 2, 3, 4, 5]])).toEqual(
+      await policy.model.tokenLogProbs([[1, 2, 3, 4, 5]]),
+    );
+    policy.dispose();
+    again.dispose();
+
+    const bad = {
+      ...config,
+      model: { ...config.model, options: { lora: { rank: 2, targets: ['qproj'] } } },
+    };
+    await expect(createModel(bad.model, { ...context, config: bad })).rejects.toThrow(
+      /model\.options\.lora\.targets\.0/,
+    );
+  });
+});

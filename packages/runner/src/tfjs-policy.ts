@@ -2,24 +2,61 @@
  * `TrainablePolicy` over `@agentrl/model-tfjs`'s `CausalLM`: generation is the model's KV-cache
  * `generate`; `trainStep` maps a trainer mini-batch onto the model's PPO step (actor loss of
  * `@agentrl/algorithms`), `sftStep` onto its supervised step; save/load write and read an HF
- * folder plus the optimizer state (and KL reference), so a resumed run continues exactly.
+ * folder plus the optimizer state (and KL reference), so a resumed run continues exactly. With
+ * LoRA (`model.options.lora`) the checkpoint's HF folder holds merged weights for export, and the
+ * resume reads the adapters and their moments onto the run's base model, which the checkpoint
+ * names and hashes (`lora-base.json`).
  *
  * Imported through `@agentrl/runner/tfjs` so that the rest of the runner does not load TensorFlow.js.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { ActorLossOptions } from '@agentrl/algorithms';
 import type { GenerationResult, Policy, SamplingOptions } from '@agentrl/core';
-import { ConfigError } from '@agentrl/core';
-import { backendInfo, type CausalLM, loadCausalLM, loadTokenizer } from '@agentrl/model-tfjs';
+import { ConfigError, DataError } from '@agentrl/core';
+import {
+  backendInfo,
+  type CausalLM,
+  LORA_TARGETS,
+  loadCausalLM,
+  loadTokenizer,
+} from '@agentrl/model-tfjs';
 import * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
 import type { RunConfig } from './config.ts';
+import { hashFile, readJson, writeJsonAtomic } from './files.ts';
 import type { CreatedModel, ModelContext } from './plugins.ts';
 import type { SftBatch, TrainablePolicy, TrainBatch } from './trainer.ts';
 
 /** Sub-folder of a checkpoint holding the frozen KL reference's weights. */
 const REFERENCE_DIR = 'reference';
+
+/** File of a LoRA checkpoint naming the base folder its adapters apply to, with file hashes. */
+const LORA_BASE_FILE = 'lora-base.json';
+
+const loraBaseSchema = z.object({
+  path: z.string().min(1),
+  files: z.record(z.string(), z.string()),
+});
+
+/** The base a LoRA checkpoint's adapters apply to: absolute folder and SHA-256 per file. */
+type LoRABase = z.infer<typeof loraBaseSchema>;
+
+/**
+ * SHA-256 of the files of a model folder that define its weights (`config.json`, the safetensors
+ * and their index), streamed: a base's weight file may be over 2 GiB.
+ */
+async function hashModelFiles(dir: string): Promise<Record<string, string>> {
+  const names = readdirSync(dir)
+    .filter(
+      (n) =>
+        n === 'config.json' || n.endsWith('.safetensors') || n.endsWith('.safetensors.index.json'),
+    )
+    .sort();
+  const out: Record<string, string> = {};
+  for (const name of names) out[name] = await hashFile(join(dir, name));
+  return out;
+}
 
 /** Optimizer and loss settings of {@link TfjsTrainablePolicy}. */
 export interface TfjsPolicyOptions {
@@ -36,6 +73,11 @@ export interface TfjsPolicyOptions {
   /** Global gradient-norm clip. Default 1. */
   readonly maxGradNorm?: number;
   readonly weightDecay?: number;
+  /**
+   * The folder the model's weights were loaded from. A LoRA checkpoint records it (path and file
+   * hashes) as the base of its adapters; required to save one.
+   */
+  readonly basePath?: string;
 }
 
 /** A `CausalLM` as a {@link TrainablePolicy}. */
@@ -44,6 +86,8 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
   readonly options: TfjsPolicyOptions;
   /** Frozen copy of the initial weights: the KL reference (only when `loss.klLossCoef` > 0). */
   #reference: CausalLM | undefined;
+  /** The LoRA base as recorded in checkpoints (hashed once, at the first LoRA save or a load). */
+  #loraBase: Promise<LoRABase> | undefined;
 
   constructor(model: CausalLM, options: TfjsPolicyOptions) {
     this.model = model;
@@ -135,11 +179,29 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
   /**
    * Writes a checkpoint that resumes exactly: the weights as an HF folder in float32 (what tfjs
    * trains; a bf16 copy would round them), the AdamW state (`optimizer.safetensors`) and, when a
-   * KL reference is held, its weights under `reference/`.
+   * KL reference is held, its weights under `reference/`. With LoRA the HF folder holds the merged
+   * weights (for export); the adapters and their moments (`lora.safetensors`, see model-tfjs
+   * `saveTrainingState`) resume on the base named in `lora-base.json`.
    */
   async save(dir: string): Promise<void> {
     await this.model.save(dir, { dtype: 'F32' });
     await this.model.saveTrainingState(dir);
+    if (this.model.lora !== undefined) {
+      if (this.#loraBase === undefined) {
+        const basePath = this.options.basePath;
+        if (basePath === undefined) {
+          throw new ConfigError(
+            'a LoRA checkpoint names the base folder its adapters apply to: create TfjsTrainablePolicy with basePath (the folder the model was loaded from)',
+            { details: { field: 'basePath' } },
+          );
+        }
+        this.#loraBase = hashModelFiles(basePath).then((files) => ({
+          path: resolve(basePath),
+          files,
+        }));
+      }
+      await writeJsonAtomic(join(dir, LORA_BASE_FILE), await this.#loraBase);
+    }
     if (this.#reference) await this.#reference.save(join(dir, REFERENCE_DIR), { dtype: 'F32' });
   }
 
@@ -153,11 +215,27 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
   /** Restores what {@link TfjsTrainablePolicy.save} wrote: weights, optimizer state, KL reference. */
   async load(dir: string): Promise<void> {
     const backend = { backend: this.model.backend };
-    const loaded = await loadCausalLM(dir, backend);
-    try {
-      this.model.copyWeightsFrom(loaded);
-    } finally {
-      loaded.dispose();
+    if (existsSync(join(dir, LORA_BASE_FILE))) {
+      const base = await checkLoRABase(join(dir, LORA_BASE_FILE));
+      // The model was loaded from its basePath; load the recorded base when that is another one.
+      // (loadTrainingState also compares sampled base values with those the adapters saw.)
+      const from = this.options.basePath === undefined ? undefined : resolve(this.options.basePath);
+      if (from !== base.path) {
+        const loaded = await loadCausalLM(base.path, backend);
+        try {
+          this.model.copyWeightsFrom(loaded);
+        } finally {
+          loaded.dispose();
+        }
+      }
+      this.#loraBase = Promise.resolve(base);
+    } else {
+      const loaded = await loadCausalLM(dir, backend);
+      try {
+        this.model.copyWeightsFrom(loaded);
+      } finally {
+        loaded.dispose();
+      }
     }
     await this.model.syncWorkers();
     await this.model.loadTrainingState(dir);
@@ -173,6 +251,55 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
     }
   }
 }
+
+/**
+ * Reads a checkpoint's `lora-base.json` and checks that its base folder still holds the same
+ * files; a changed, missing or added weight file is refused with a `DataError` naming it.
+ */
+async function checkLoRABase(file: string): Promise<LoRABase> {
+  const parsed = loraBaseSchema.safeParse(await readJson(file));
+  if (!parsed.success) {
+    throw new DataError(`${file} is not a LoRA base record: ${parsed.error.message}`, {
+      details: { path: file },
+    });
+  }
+  const { path, files } = parsed.data;
+  const fix =
+    "the checkpoint's LoRA adapters apply to the base the run started from: restore it, or start a new run";
+  if (!existsSync(path)) {
+    throw new DataError(`${file}: base model folder ${path} does not exist; ${fix}`, {
+      details: { path },
+    });
+  }
+  const now = await hashModelFiles(path);
+  for (const name of new Set([...Object.keys(files), ...Object.keys(now)])) {
+    const then = files[name];
+    const current = now[name];
+    if (then === current) continue;
+    const what =
+      then === undefined
+        ? 'was added'
+        : current === undefined
+          ? 'is missing'
+          : `changed (sha256 ${then.slice(0, 12)}… at the checkpoint, ${current.slice(0, 12)}… now)`;
+    throw new DataError(
+      `base model file ${join(path, name)} ${what} since the checkpoint; ${fix}`,
+      {
+        details: { path: join(path, name) },
+      },
+    );
+  }
+  return { path, files };
+}
+
+const loraOptionsSchema = z.strictObject({
+  /** Adapter rank r. */
+  rank: z.number().int().positive(),
+  /** Scale numerator α (update α / r · A·B); default 2·r. */
+  alpha: z.number().positive().optional(),
+  /** Projections to adapt; default all of q/k/v/o/gate/up/down. */
+  targets: z.array(z.enum(LORA_TARGETS)).nonempty().optional(),
+});
 
 const modelOptionsSchema = z.strictObject({
   /** tfjs backend (`wasm`, `cpu`, `tensorflow`, `webgpu`); default: model-tfjs's automatic choice. */
@@ -192,6 +319,11 @@ const modelOptionsSchema = z.strictObject({
   entropyCoeff: z.number().min(0).default(0.001),
   klLossCoef: z.number().min(0).default(0),
   klLossType: z.enum(['kl', 'k1', 'abs', 'mse', 'k2', 'low_var_kl', 'k3']).default('low_var_kl'),
+  /**
+   * LoRA instead of full fine-tuning: `{ rank, alpha?, targets? }`, A initialised from the run's
+   * seed; the base weights stay frozen. Checkpoints resume on the unmerged base (`model.path`).
+   */
+  lora: loraOptionsSchema.optional(),
 });
 
 /**
@@ -199,9 +331,23 @@ const modelOptionsSchema = z.strictObject({
  * '@agentrl/runner/tfjs', path: <HF folder> }`): loads the checkpoint and its tokenizer from
  * `model.path`; `model.options` holds the optimizer and loss settings above.
  */
-export async function createModel(
+export function createModel(
   model: RunConfig['model'],
   context: ModelContext,
+): Promise<CreatedModel> {
+  return createTfjsModel(model, context);
+}
+
+/**
+ * {@link createModel}, with the weights optionally from another folder (`weights`, read with
+ * `TfjsTrainablePolicy.load`) than the tokenizer and architecture (`model.path`): tfjs-fresh's
+ * weights-only folders. A LoRA checkpoint there restores its adapters on its recorded base; any
+ * other folder becomes the base of new adapters when `model.options.lora` is set.
+ */
+export async function createTfjsModel(
+  model: RunConfig['model'],
+  context: ModelContext,
+  weights?: string,
 ): Promise<CreatedModel> {
   if (!model.path)
     throw new ConfigError(
@@ -233,12 +379,15 @@ export async function createModel(
   context.logger.info(
     `model ${model.path}: ${causalLM.numParameters()} parameters on ${causalLM.backend}${adapter ? ` (${adapter.vendor} ${adapter.device}, ${adapter.driver})` : ''}`,
   );
+  // Weights that are not a LoRA checkpoint are the base of the adapters, enabled after loading.
+  const weightsAreBase = weights !== undefined && !existsSync(join(weights, LORA_BASE_FILE));
   const policy = new TfjsTrainablePolicy(causalLM, {
     learningRate: o.learningRate,
     ...(o.sftLearningRate !== undefined ? { sftLearningRate: o.sftLearningRate } : {}),
     weightDecay: o.weightDecay,
     maxGradNorm: o.maxGradNorm,
     ...(o.microBatchSize !== undefined ? { microBatchSize: o.microBatchSize } : {}),
+    basePath: weightsAreBase ? weights : model.path,
     temperature: context.config.rollout.temperature || 1,
     loss: {
       clipRatio: o.clipRatio,
@@ -251,6 +400,29 @@ export async function createModel(
       klLossType: o.klLossType,
     },
   });
-  const info = { parameters: causalLM.numParameters(), ...compute };
+  const enableLoRA = (lora: NonNullable<typeof o.lora>) => {
+    causalLM.enableLoRA({
+      rank: lora.rank,
+      ...(lora.alpha !== undefined ? { alpha: lora.alpha } : {}),
+      ...(lora.targets !== undefined ? { targets: lora.targets } : {}),
+      seed: context.config.seed,
+    });
+  };
+  if (o.lora !== undefined && !weightsAreBase) enableLoRA(o.lora);
+  if (weights !== undefined) await policy.load(weights);
+  if (o.lora !== undefined && weightsAreBase) enableLoRA(o.lora);
+  const lora = causalLM.lora;
+  if (lora !== undefined) {
+    context.logger.info(
+      `LoRA rank ${lora.rank}, alpha ${lora.alpha} on ${lora.targets.join(', ')}: ${lora.variables().reduce((n, v) => n + v.size, 0)} trainable parameters`,
+    );
+  }
+  const info = {
+    parameters: causalLM.numParameters(),
+    ...compute,
+    ...(lora !== undefined
+      ? { lora: { rank: lora.rank, alpha: lora.alpha, targets: lora.targets } }
+      : {}),
+  };
   return { policy, tokenizer, info: JSON.parse(JSON.stringify(info)) as Record<string, unknown> };
 }
