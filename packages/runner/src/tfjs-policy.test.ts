@@ -111,7 +111,13 @@ describe('LoRA through model.options.lora', () => {
         backend: 'module',
         module: '@agentrl/runner/tfjs',
         path: dir,
-        options: { backend: 'cpu', learningRate: 1e-2, lora: { rank: 2, targets: ['q_proj'] } },
+        options: {
+          backend: 'cpu',
+          learningRate: 0.2,
+          klLossCoef: 0.1,
+          klLossType: 'kl',
+          lora: { rank: 2, targets: ['q_proj'] },
+        },
       },
     });
     const context = { config, env: corridorSpec(), logger: silentLogger };
@@ -120,7 +126,11 @@ describe('LoRA through model.options.lora', () => {
     expect(policy.model.lora).toMatchObject({ rank: 2, alpha: 4, targets: ['q_proj'], seed: 3 });
     expect(created.info?.lora).toEqual({ rank: 2, alpha: 4, targets: ['q_proj'] });
     const prompts = [[1, 2, 3]];
-    await policy.sftStep({ promptTokenIds: prompts, responseTokenIds: [[4, 5]] });
+    const demo = { promptTokenIds: prompts, responseTokenIds: [[4, 5]] };
+    await policy.sftStep(demo);
+    // The KL reference holds trained adapters, and the live ones move on from it.
+    policy.freezeReference();
+    await policy.sftStep(demo);
     const checkpoint = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-lora-checkpoint-'));
     await policy.save(checkpoint);
 
@@ -134,6 +144,15 @@ describe('LoRA through model.options.lora', () => {
     expect(await again.model.tokenLogProbs([[1, 2, 3, 4, 5]])).toEqual(
       await policy.model.tokenLogProbs([[1, 2, 3, 4, 5]]),
     );
+    const batch = {
+      promptTokenIds: prompts,
+      responseTokenIds: [[4, 5]],
+      oldLogProbs: [[-3, -3]],
+      advantages: [1],
+    };
+    const step = await policy.trainStep(batch);
+    expect(Math.abs(step.klLoss ?? 0)).toBeGreaterThan(1e-4);
+    expect(await again.trainStep(batch)).toEqual(step);
     policy.dispose();
     again.dispose();
 

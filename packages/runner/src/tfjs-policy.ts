@@ -18,8 +18,12 @@ import {
   backendInfo,
   type CausalLM,
   LORA_TARGETS,
+  type LoRAAdapters,
   loadCausalLM,
   loadTokenizer,
+  type NamedTensor,
+  readSafetensors,
+  writeSafetensors,
 } from '@agentrl/model-tfjs';
 import * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
@@ -30,6 +34,23 @@ import type { SftBatch, TrainablePolicy, TrainBatch } from './trainer.ts';
 
 /** Sub-folder of a checkpoint holding the frozen KL reference's weights. */
 const REFERENCE_DIR = 'reference';
+
+/**
+ * With LoRA the KL reference is the base plus the adapters when it was frozen: a LoRA checkpoint
+ * stores those adapters (same names as `lora.safetensors`), not a second copy of the base.
+ */
+const REFERENCE_LORA_FILE = 'reference-lora.safetensors';
+
+/** The adapter variables of `lora` by tensor name (`<weight>.lora_A` / `.lora_B`), in order. */
+function adapterVariables(lora: LoRAAdapters): Map<string, tf.Variable> {
+  const out = new Map<string, tf.Variable>();
+  for (const [name, { a, b }] of lora.adapters) {
+    const prefix = name.replace(/\.weight$/, '');
+    out.set(`${prefix}.lora_A`, a);
+    out.set(`${prefix}.lora_B`, b);
+  }
+  return out;
+}
 
 /** File of a LoRA checkpoint naming the base folder its adapters apply to, with file hashes. */
 const LORA_BASE_FILE = 'lora-base.json';
@@ -86,6 +107,8 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
   readonly options: TfjsPolicyOptions;
   /** Frozen copy of the initial weights: the KL reference (only when `loss.klLossCoef` > 0). */
   #reference: CausalLM | undefined;
+  /** With LoRA, the adapter values the reference was frozen with (by tensor name). */
+  #referenceAdapters: Map<string, tf.Tensor> | undefined;
   /** The LoRA base as recorded in checkpoints (hashed once, at the first LoRA save or a load). */
   #loraBase: Promise<LoRABase> | undefined;
 
@@ -99,8 +122,21 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
    * is the model RL starts from). Done automatically at the first update when KL is on.
    */
   freezeReference(): void {
-    this.#reference?.dispose();
+    this.#disposeReference();
     this.#reference = this.model.frozenCopy();
+    const lora = this.model.lora;
+    if (lora !== undefined) {
+      this.#referenceAdapters = new Map(
+        [...adapterVariables(lora)].map(([name, v]) => [name, tf.clone(v)]),
+      );
+    }
+  }
+
+  #disposeReference(): void {
+    this.#reference?.dispose();
+    this.#reference = undefined;
+    tf.dispose([...(this.#referenceAdapters?.values() ?? [])]);
+    this.#referenceAdapters = undefined;
   }
 
   async #refLogProbs(batch: TrainBatch): Promise<number[][] | undefined> {
@@ -181,7 +217,8 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
    * trains; a bf16 copy would round them), the AdamW state (`optimizer.safetensors`) and, when a
    * KL reference is held, its weights under `reference/`. With LoRA the HF folder holds the merged
    * weights (for export); the adapters and their moments (`lora.safetensors`, see model-tfjs
-   * `saveTrainingState`) resume on the base named in `lora-base.json`.
+   * `saveTrainingState`) resume on the base named in `lora-base.json`, and the reference is the
+   * adapter values it was frozen with (`reference-lora.safetensors`).
    */
   async save(dir: string): Promise<void> {
     await this.model.save(dir, { dtype: 'F32' });
@@ -202,14 +239,61 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
       }
       await writeJsonAtomic(join(dir, LORA_BASE_FILE), await this.#loraBase);
     }
-    if (this.#reference) await this.#reference.save(join(dir, REFERENCE_DIR), { dtype: 'F32' });
+    if (this.#reference !== undefined && this.#referenceAdapters !== undefined) {
+      const tensors = new Map<string, NamedTensor>();
+      for (const [name, t] of this.#referenceAdapters) {
+        tensors.set(name, { dtype: 'F32', shape: t.shape, data: (await t.data()) as Float32Array });
+      }
+      await writeSafetensors(join(dir, REFERENCE_LORA_FILE), tensors);
+    } else if (this.#reference !== undefined) {
+      await this.#reference.save(join(dir, REFERENCE_DIR), { dtype: 'F32' });
+    }
   }
 
   /** Frees the model and the reference. */
   dispose(): void {
-    this.#reference?.dispose();
-    this.#reference = undefined;
+    this.#disposeReference();
     this.model.dispose();
+  }
+
+  /**
+   * The reference of a LoRA checkpoint: the base with the saved adapter values, copied merged
+   * (the same computation as when it was frozen, so the same bits); the live adapters are put back.
+   */
+  async #loadReferenceAdapters(path: string): Promise<void> {
+    const lora = this.model.lora;
+    if (lora === undefined) {
+      throw new DataError(
+        `${path} holds the KL reference's LoRA adapters, but the checkpoint loaded no adapters`,
+        { details: { path } },
+      );
+    }
+    const saved = await readSafetensors(path);
+    const variables = adapterVariables(lora);
+    for (const [name, v] of variables) {
+      const t = saved.get(name);
+      if (t === undefined || t.shape.join(',') !== v.shape.join(',')) {
+        throw new DataError(
+          `${path}: tensor ${name} is ${t === undefined ? 'missing' : `of shape [${t.shape.join(', ')}], expected [${v.shape.join(', ')}]`}; the reference does not match the checkpoint's adapters`,
+          { details: { path, name } },
+        );
+      }
+    }
+    const live = [...variables.values()].map((v) => tf.clone(v));
+    try {
+      this.#referenceAdapters = new Map();
+      for (const [name, v] of variables) {
+        const value = tf.tensor((saved.get(name) as NamedTensor).data, v.shape);
+        v.assign(value);
+        this.#referenceAdapters.set(name, value);
+      }
+      this.#reference = this.model.frozenCopy();
+    } finally {
+      [...variables.values()].forEach((v, k) => {
+        v.assign(live[k] as tf.Tensor);
+      });
+      tf.dispose(live);
+    }
   }
 
   /** Restores what {@link TfjsTrainablePolicy.save} wrote: weights, optimizer state, KL reference. */
@@ -239,9 +323,10 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
     }
     await this.model.syncWorkers();
     await this.model.loadTrainingState(dir);
-    this.#reference?.dispose();
-    this.#reference = undefined;
-    if (existsSync(join(dir, REFERENCE_DIR, 'config.json'))) {
+    this.#disposeReference();
+    if (existsSync(join(dir, REFERENCE_LORA_FILE))) {
+      await this.#loadReferenceAdapters(join(dir, REFERENCE_LORA_FILE));
+    } else if (existsSync(join(dir, REFERENCE_DIR, 'config.json'))) {
       const reference = await loadCausalLM(join(dir, REFERENCE_DIR), backend);
       try {
         this.#reference = reference.frozenCopy();

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataError } from '@agentrl/core';
@@ -144,6 +144,15 @@ describe('resuming a tfjs LoRA training run', () => {
     };
     expect(record.path).toBe(base);
     expect(Object.keys(record.files)).toEqual(['config.json', 'model.safetensors']);
+    // The KL reference is the base plus the adapters it was frozen with, not another base copy.
+    expect(readdirSync(checkpoint).sort()).toEqual([
+      'config.json',
+      'lora-base.json',
+      'lora.safetensors',
+      'model.safetensors',
+      'optimizer.safetensors',
+      'reference-lora.safetensors',
+    ]);
 
     // Other weights and no adapters: the resume must load the base from the record, then the
     // adapters and their moments from the checkpoint.
@@ -158,7 +167,12 @@ describe('resuming a tfjs LoRA training run', () => {
     expect(await adapters(resumed)).toEqual(await adapters(straight));
     expect(await weights(resumed)).toEqual(await weights(straight));
     // The merged F32 export and the adapter file of the last checkpoint, byte for byte.
-    for (const file of ['model.safetensors', 'lora.safetensors', 'optimizer.safetensors']) {
+    for (const file of [
+      'model.safetensors',
+      'lora.safetensors',
+      'optimizer.safetensors',
+      'reference-lora.safetensors',
+    ]) {
       const path = (run: string) => join(run, 'checkpoints', 'iter-000003', 'model', file);
       expect(readFileSync(path(cut)).equals(readFileSync(path(full)))).toBe(true);
     }
