@@ -1,7 +1,20 @@
 import { AgentRLError, isAgentRLError } from '@agentrl/core';
 import { describe, expect, it } from 'vitest';
 import { OpenAICompatibleAgent } from './openai-agent.ts';
-import { startOpenAITestServer } from './testing/openai-test-server.ts';
+import { startOpenAITestServer, type TestServer } from './testing/openai-test-server.ts';
+
+/** Runs `run` against a started test server and closes the server whatever happens. */
+async function withServer(
+  started: Promise<TestServer>,
+  run: (server: TestServer) => Promise<void>,
+): Promise<void> {
+  const server = await started;
+  try {
+    await run(server);
+  } finally {
+    await server.close();
+  }
+}
 
 /** A fixed rule: go towards the exit named in the prompt, except wait in cell 2. */
 function rule(prompt: string): string {
@@ -25,8 +38,7 @@ async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 
 describe('OpenAICompatibleAgent', () => {
   it('answers each prompt in order with the text the server sent, one user message each', async () => {
-    const server = await startOpenAITestServer(rule);
-    try {
+    await withServer(startOpenAITestServer(rule), async (server) => {
       const prompts = [prompt(1, 'east'), prompt(2, 'east'), prompt(3, 'west'), 'hello'];
       const agent = new OpenAICompatibleAgent({
         baseUrl: `${server.baseUrl}/`,
@@ -56,172 +68,170 @@ describe('OpenAICompatibleAgent', () => {
           seed: 10 + i,
         });
       });
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it('keeps at most `concurrency` requests in flight', async () => {
-    const server = await startOpenAITestServer(() => 'ok');
-    try {
-      let inFlight = 0;
-      let maxInFlight = 0;
-      const counting: typeof fetch = async (input, init) => {
-        inFlight++;
-        maxInFlight = Math.max(maxInFlight, inFlight);
-        try {
-          return await fetch(input, init);
-        } finally {
-          inFlight--;
-        }
-      };
-      const agent = new OpenAICompatibleAgent({
-        baseUrl: server.baseUrl,
-        model: 'm',
-        concurrency: 3,
-        fetch: counting,
-      });
-      const responses = await agent.act(['a', 'b', 'c', 'd', 'e', 'f', 'g'], { seed: 0 });
-      expect(responses).toHaveLength(7);
-      expect(maxInFlight).toBe(3);
-      expect(server.requests()).toBe(7);
-    } finally {
-      await server.close();
-    }
+    await withServer(
+      startOpenAITestServer(() => 'ok'),
+      async (server) => {
+        let inFlight = 0;
+        let maxInFlight = 0;
+        const counting: typeof fetch = async (input, init) => {
+          inFlight++;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          try {
+            return await fetch(input, init);
+          } finally {
+            inFlight--;
+          }
+        };
+        const agent = new OpenAICompatibleAgent({
+          baseUrl: server.baseUrl,
+          model: 'm',
+          concurrency: 3,
+          fetch: counting,
+        });
+        const responses = await agent.act(['a', 'b', 'c', 'd', 'e', 'f', 'g'], { seed: 0 });
+        expect(responses).toHaveLength(7);
+        expect(maxInFlight).toBe(3);
+        expect(server.requests()).toBe(7);
+      },
+    );
   });
 
   it('sends the bearer token from its options, and none without one', async () => {
-    const server = await startOpenAITestServer(() => 'ok');
-    try {
-      const options = { baseUrl: server.baseUrl, model: 'm' };
-      await new OpenAICompatibleAgent({ ...options, apiKey: 'sk-test' }).act(['a'], { seed: 0 });
-      await new OpenAICompatibleAgent(options).act(['b'], { seed: 0 });
-      expect(server.received.map((r) => r.authorization)).toEqual(['Bearer sk-test', undefined]);
-    } finally {
-      await server.close();
-    }
+    await withServer(
+      startOpenAITestServer(() => 'ok'),
+      async (server) => {
+        const options = { baseUrl: server.baseUrl, model: 'm' };
+        await new OpenAICompatibleAgent({ ...options, apiKey: 'sk-test' }).act(['a'], { seed: 0 });
+        await new OpenAICompatibleAgent(options).act(['b'], { seed: 0 });
+        expect(server.received.map((r) => r.authorization)).toEqual(['Bearer sk-test', undefined]);
+      },
+    );
   });
 
   it('retries a busy server with backoff and then succeeds', async () => {
-    const server = await startOpenAITestServer(() => '<action>wait</action>', { failFirst: 2 });
-    try {
-      const agent = new OpenAICompatibleAgent({
-        baseUrl: server.baseUrl,
-        model: 'm',
-        retryBaseMs: 1,
-      });
-      const [r] = await agent.act(['hello'], { seed: 0 });
-      expect(r?.text).toBe('<action>wait</action>');
-      expect(agent.requests).toBe(3);
-    } finally {
-      await server.close();
-    }
+    await withServer(
+      startOpenAITestServer(() => '<action>wait</action>', { failFirst: 2 }),
+      async (server) => {
+        const agent = new OpenAICompatibleAgent({
+          baseUrl: server.baseUrl,
+          model: 'm',
+          retryBaseMs: 1,
+        });
+        const [r] = await agent.act(['hello'], { seed: 0 });
+        expect(r?.text).toBe('<action>wait</action>');
+        expect(agent.requests).toBe(3);
+      },
+    );
   });
 
   it.each([408, 429, 500])('retries HTTP %i', async (status) => {
-    const server = await startOpenAITestServer(() => 'ok', { failFirst: 1, failStatus: status });
-    try {
-      const agent = new OpenAICompatibleAgent({
-        baseUrl: server.baseUrl,
-        model: 'm',
-        retryBaseMs: 1,
-      });
-      const [r] = await agent.act(['hello'], { seed: 0 });
-      expect(r?.text).toBe('ok');
-      expect(agent.requests).toBe(2);
-    } finally {
-      await server.close();
-    }
+    await withServer(
+      startOpenAITestServer(() => 'ok', { failFirst: 1, failStatus: status }),
+      async (server) => {
+        const agent = new OpenAICompatibleAgent({
+          baseUrl: server.baseUrl,
+          model: 'm',
+          retryBaseMs: 1,
+        });
+        const [r] = await agent.act(['hello'], { seed: 0 });
+        expect(r?.text).toBe('ok');
+        expect(agent.requests).toBe(2);
+      },
+    );
   });
 
   it('gives up after the last attempt with the status in the message', async () => {
-    const server = await startOpenAITestServer(() => '', { failFirst: 100 });
-    try {
-      const agent = new OpenAICompatibleAgent({
-        baseUrl: server.baseUrl,
-        model: 'm',
-        retryBaseMs: 1,
-        maxAttempts: 2,
-      });
-      const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
-      expect(error).toBeInstanceOf(AgentRLError);
-      expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
-      expect((error as Error).message).toMatch(/HTTP 503/);
-      expect(agent.requests).toBe(2);
-      expect(server.requests()).toBe(2);
-    } finally {
-      await server.close();
-    }
+    await withServer(
+      startOpenAITestServer(() => '', { failFirst: 100 }),
+      async (server) => {
+        const agent = new OpenAICompatibleAgent({
+          baseUrl: server.baseUrl,
+          model: 'm',
+          retryBaseMs: 1,
+          maxAttempts: 2,
+        });
+        const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
+        expect(error).toBeInstanceOf(AgentRLError);
+        expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
+        expect((error as Error).message).toMatch(/HTTP 503/);
+        expect(agent.requests).toBe(2);
+        expect(server.requests()).toBe(2);
+      },
+    );
   });
 
   it('does not retry a refusal (HTTP 401) and says why it failed', async () => {
-    const server = await startOpenAITestServer(() => 'ok', { failFirst: 1, failStatus: 401 });
-    try {
-      const agent = new OpenAICompatibleAgent({
-        baseUrl: server.baseUrl,
-        model: 'm',
-        retryBaseMs: 1,
-      });
-      const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
-      expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
-      expect((error as Error).message).toMatch(/HTTP 401/);
-      expect(agent.requests).toBe(1);
-    } finally {
-      await server.close();
-    }
+    await withServer(
+      startOpenAITestServer(() => 'ok', { failFirst: 1, failStatus: 401 }),
+      async (server) => {
+        const agent = new OpenAICompatibleAgent({
+          baseUrl: server.baseUrl,
+          model: 'm',
+          retryBaseMs: 1,
+        });
+        const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
+        expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
+        expect((error as Error).message).toMatch(/HTTP 401/);
+        expect(agent.requests).toBe(1);
+      },
+    );
   });
 
   it('does not retry a reply that is not a chat completion', async () => {
-    const server = await startOpenAITestServer(() => 'ok', { rawReply: '{"choices":[]}' });
-    try {
-      const agent = new OpenAICompatibleAgent({
-        baseUrl: server.baseUrl,
-        model: 'm',
-        retryBaseMs: 1,
-      });
-      const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
-      expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
-      expect((error as Error).message).toMatch(/not a chat completion/);
-      expect(agent.requests).toBe(1);
-    } finally {
-      await server.close();
-    }
+    await withServer(
+      startOpenAITestServer(() => 'ok', { rawReply: '{"choices":[]}' }),
+      async (server) => {
+        const agent = new OpenAICompatibleAgent({
+          baseUrl: server.baseUrl,
+          model: 'm',
+          retryBaseMs: 1,
+        });
+        const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
+        expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
+        expect((error as Error).message).toMatch(/not a chat completion/);
+        expect(agent.requests).toBe(1);
+      },
+    );
   });
 
   it('ends an unanswered request at its timeout and retries it', async () => {
-    const server = await startOpenAITestServer(() => 'ok', { hangFirst: 1 });
-    try {
-      const agent = new OpenAICompatibleAgent({
-        baseUrl: server.baseUrl,
-        model: 'm',
-        retryBaseMs: 1,
-        timeoutMs: 100,
-      });
-      const [r] = await agent.act(['hello'], { seed: 0 });
-      expect(r?.text).toBe('ok');
-      expect(agent.requests).toBe(2);
-    } finally {
-      await server.close();
-    }
+    await withServer(
+      startOpenAITestServer(() => 'ok', { hangFirst: 1 }),
+      async (server) => {
+        const agent = new OpenAICompatibleAgent({
+          baseUrl: server.baseUrl,
+          model: 'm',
+          retryBaseMs: 1,
+          timeoutMs: 100,
+        });
+        const [r] = await agent.act(['hello'], { seed: 0 });
+        expect(r?.text).toBe('ok');
+        expect(agent.requests).toBe(2);
+      },
+    );
   });
 
   it('fails with the timeout in the message when every attempt times out', async () => {
-    const server = await startOpenAITestServer(() => 'ok', { hangFirst: 100 });
-    try {
-      const agent = new OpenAICompatibleAgent({
-        baseUrl: server.baseUrl,
-        model: 'm',
-        retryBaseMs: 1,
-        maxAttempts: 2,
-        timeoutMs: 100,
-      });
-      const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
-      expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
-      expect((error as Error).message).toMatch(/timeout/i);
-      expect(agent.requests).toBe(2);
-    } finally {
-      await server.close();
-    }
+    await withServer(
+      startOpenAITestServer(() => 'ok', { hangFirst: 100 }),
+      async (server) => {
+        const agent = new OpenAICompatibleAgent({
+          baseUrl: server.baseUrl,
+          model: 'm',
+          retryBaseMs: 1,
+          maxAttempts: 2,
+          timeoutMs: 100,
+        });
+        const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
+        expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
+        expect((error as Error).message).toMatch(/timeout/i);
+        expect(agent.requests).toBe(2);
+      },
+    );
   });
 
   it('refuses a base URL that is not http(s), naming the field', () => {
