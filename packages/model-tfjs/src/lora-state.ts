@@ -11,7 +11,7 @@ import { DataError, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { LORA_TARGETS, type LoRAAdapters, type LoRAOptions } from './lora.ts';
 import type { CausalLM } from './model.ts';
-import { type NamedTensor, readSafetensorsFile } from './safetensors.ts';
+import { type NamedTensor, readRequiredSafetensorsFile } from './safetensors.ts';
 
 /** File name of the LoRA adapters inside a training-state folder. */
 export const LORA_STATE_FILE = 'lora.safetensors';
@@ -150,18 +150,10 @@ function parseOptions(path: string, metadata: Record<string, string>): LoRAState
  * nothing in the model.
  */
 export async function readLoRAState(model: CausalLM, path: string): Promise<LoRAState> {
-  let file: Awaited<ReturnType<typeof readSafetensorsFile>>;
-  try {
-    file = await readSafetensorsFile(path);
-  } catch (cause) {
-    if (cause instanceof Error && 'code' in cause && cause.code === 'ENOENT') {
-      throw new DataError(
-        `${path} does not exist, and optimizer.safetensors beside it names it; the checkpoint is incomplete`,
-        { cause, details: { path } },
-      );
-    }
-    throw cause;
-  }
+  const file = await readRequiredSafetensorsFile(
+    path,
+    ', and optimizer.safetensors beside it names it; the checkpoint is incomplete',
+  );
   const { tensors, metadata } = file;
   const options = parseOptions(path, metadata);
   const names = adaptedNames(model, options.targets);

@@ -126,6 +126,24 @@ export async function readSafetensorsFile(
 }
 
 /**
+ * {@link readSafetensorsFile} for a file a checkpoint needs: a missing file becomes a `DataError`
+ * naming it, with `whenMissing` saying what to do; other errors pass through.
+ */
+export async function readRequiredSafetensorsFile(
+  path: string,
+  whenMissing: string,
+): Promise<Awaited<ReturnType<typeof readSafetensorsFile>>> {
+  try {
+    return await readSafetensorsFile(path);
+  } catch (cause) {
+    if (cause instanceof Error && 'code' in cause && cause.code === 'ENOENT') {
+      throw new DataError(`${path} does not exist${whenMissing}`, { cause, details: { path } });
+    }
+    throw cause;
+  }
+}
+
+/**
  * Serialises tensors (in the given order) as one safetensors buffer; the metadata is
  * `{"format": "pt"}` plus the given string entries.
  */

@@ -27,7 +27,7 @@ import {
 } from './lora-state.ts';
 import type { CausalLM } from './model.ts';
 import { AdamWState, type ResolvedOptimizerOptions } from './optimizer.ts';
-import { encodeSafetensors, type NamedTensor, readSafetensorsFile } from './safetensors.ts';
+import { encodeSafetensors, type NamedTensor, readRequiredSafetensorsFile } from './safetensors.ts';
 import { joinHost, splitHost } from './webgpu/split.ts';
 
 /** File name of the optimizer state inside a model folder. */
@@ -222,18 +222,10 @@ function adapterSlots(model: CausalLM, lora: LoRAState): MomentSlot[] {
  */
 export async function loadTrainingState(model: CausalLM, dir: string): Promise<void> {
   const path = join(dir, OPTIMIZER_STATE_FILE);
-  let file: Awaited<ReturnType<typeof readSafetensorsFile>>;
-  try {
-    file = await readSafetensorsFile(path);
-  } catch (cause) {
-    if (cause instanceof Error && 'code' in cause && cause.code === 'ENOENT') {
-      throw new DataError(
-        `${path} does not exist; save the checkpoint with saveTrainingState to resume with its optimizer state`,
-        { cause, details: { path } },
-      );
-    }
-    throw cause;
-  }
+  const file = await readRequiredSafetensorsFile(
+    path,
+    '; save the checkpoint with saveTrainingState to resume with its optimizer state',
+  );
   const { tensors, metadata } = file;
   if (metadata.agentrl_format !== FORMAT) {
     throw new DataError(
