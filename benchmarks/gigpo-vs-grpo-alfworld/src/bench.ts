@@ -2,13 +2,15 @@
  * `pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench` — runs every job of the benchmark
  * (per seed: a warm start, then a GiGPO arm and a GRPO arm from it) as separate processes, two at
  * a time (one per core), then writes results.json and results.md from the per-run JSON files.
- * Flags: --out DIR (default runs/full, or runs/smoke with BENCH_SMOKE=1; git-ignored), --parallel N (default 2), --summary-only.
+ * Flags: --out DIR (default runs/<budget>: full, long with BENCH_BUDGET=long, smoke with
+ * BENCH_SMOKE=1; git-ignored), --parallel N (default 2), --summary-only.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ARMS, SEEDS } from './config.ts';
+import { ARMS, BUDGET_NAME, SEEDS } from './config.ts';
 import { summarize } from './summarize.ts';
 
 const { values } = parseArgs({
@@ -18,7 +20,7 @@ const { values } = parseArgs({
     'summary-only': { type: 'boolean' },
   },
 });
-const out = resolve(values.out ?? (process.env.BENCH_SMOKE === '1' ? 'runs/smoke' : 'runs/full'));
+const out = resolve(values.out ?? `runs/${BUDGET_NAME}`);
 const parallel = Number(values.parallel ?? 2);
 const here = new URL('.', import.meta.url).pathname;
 
@@ -84,9 +86,13 @@ if (!values['summary-only']) {
   );
 }
 if (!existsSync(out)) throw new Error(`${out}: no runs to summarize; run the bench first`);
-// A smoke run's summary stays in its output folder; the committed results.json is the full run's.
-const { markdown } = await summarize(
-  out,
-  process.env.BENCH_SMOKE === '1' ? out : resolve(here, '..'),
-);
+// A smoke run's summary stays in its output folder; the committed results are the full and long runs'.
+// The long budget's summary goes to long/ beside the full run's results.json and results.md.
+const destination = {
+  smoke: out,
+  long: resolve(here, '..', 'long'),
+  full: resolve(here, '..'),
+}[BUDGET_NAME];
+await mkdir(destination, { recursive: true });
+const { markdown } = await summarize(out, destination);
 process.stdout.write(`${markdown}\n`);

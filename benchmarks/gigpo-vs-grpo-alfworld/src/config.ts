@@ -46,7 +46,18 @@ export const SMOKE_BUDGET: typeof FULL_BUDGET = {
   maxTurns: 10,
 };
 
-export const BUDGET = process.env.BENCH_SMOKE === '1' ? SMOKE_BUDGET : FULL_BUDGET;
+/**
+ * Three times the RL iterations (36, validation every 6), everything else as `FULL_BUDGET`
+ * (`BENCH_BUDGET=long`): affordable since the wasm matmul made training ~2.6× faster, to see
+ * whether the arms separate with a longer RL phase.
+ */
+export const LONG_BUDGET: typeof FULL_BUDGET = { ...FULL_BUDGET, iterations: 36, valEvery: 6 };
+
+/** Which budget this process runs: `smoke` (`BENCH_SMOKE=1`), `long` (`BENCH_BUDGET=long`) or `full`. */
+export const BUDGET_NAME: 'smoke' | 'long' | 'full' =
+  process.env.BENCH_SMOKE === '1' ? 'smoke' : process.env.BENCH_BUDGET === 'long' ? 'long' : 'full';
+
+export const BUDGET = { smoke: SMOKE_BUDGET, long: LONG_BUDGET, full: FULL_BUDGET }[BUDGET_NAME];
 
 /** The two arms: same warm start, same budget, only the advantage estimator differs. */
 export const ARMS: Readonly<
