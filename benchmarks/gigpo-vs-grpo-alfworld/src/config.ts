@@ -48,7 +48,7 @@ export const SMOKE_BUDGET: typeof FULL_BUDGET = {
 
 /**
  * Three times the RL iterations (36, validation every 6), everything else as `FULL_BUDGET`
- * (`BENCH_BUDGET=long`): affordable since the wasm matmul made training ~2.6× faster, to see
+ * (`BENCH_BUDGET=long`): affordable since the wasm matmul made training about twice as fast, to see
  * whether the arms separate with a longer RL phase.
  */
 export const LONG_BUDGET: typeof FULL_BUDGET = { ...FULL_BUDGET, iterations: 36, valEvery: 6 };
