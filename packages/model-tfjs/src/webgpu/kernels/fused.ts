@@ -61,24 +61,31 @@ const rowsCols = (t: tf.TensorInfo): [number, number] => {
   return [t.shape.reduce((a, b) => a * b, 1) / cols, cols];
 };
 
-const builders: Record<string, ProgramKernel> = {
-  [FUSED_KERNELS.rmsNorm]: {
-    inputs: ['x', 'w'],
+/** WGSL: `r = 1 / sqrt(mean(x²) + eps)` of the row (`cols` entries from `base`). */
+const INVERSE_RMS = `var ss = 0.0;
+          for (var c = tid; c < cols; c += BLOCK) { let v = x[base + c]; ss += v * v; }
+          let r = inverseSqrt(reduceSum(ss, tid) / f32(cols) + uniforms.eps);`;
+
+/**
+ * A row kernel of the RMSNorm family over `x` `[..., H]` with uniforms `eps`, `rows`, `cols`:
+ * `body` runs after a prelude defining `cols` (0 past the last row: no early return, the
+ * reductions need every workgroup's barriers) and `base`, the row's first index.
+ */
+function normRowKernel(name: string, inputs: string[], body: string): ProgramKernel {
+  return {
+    inputs,
     build: ([x], { eps }) => {
       const [rows, cols] = rowsCols(x as tf.TensorInfo);
       return {
         program: rowProgram(
-          'rmsnorm',
-          ['x', 'w'],
+          name,
+          inputs,
           [...(x as tf.TensorInfo).shape],
           rows,
-          `let inRange = row < uniforms.rows; // no early return: the reductions need every workgroup's barriers
+          `let inRange = row < uniforms.rows;
           let cols = select(0, uniforms.cols, inRange);
           let base = row * cols;
-          var ss = 0.0;
-          for (var c = tid; c < cols; c += BLOCK) { let v = x[base + c]; ss += v * v; }
-          let r = inverseSqrt(reduceSum(ss, tid) / f32(cols) + uniforms.eps);
-          for (var c = tid; c < cols; c += BLOCK) { result[base + c] = x[base + c] * r * w[c]; }`,
+          ${body}`,
           'eps : f32, rows : i32, cols : i32,',
         ),
         uniforms: [
@@ -88,22 +95,21 @@ const builders: Record<string, ProgramKernel> = {
         ],
       };
     },
-  },
+  };
+}
+
+const builders: Record<string, ProgramKernel> = {
+  [FUSED_KERNELS.rmsNorm]: normRowKernel(
+    'rmsnorm',
+    ['x', 'w'],
+    `${INVERSE_RMS}
+          for (var c = tid; c < cols; c += BLOCK) { result[base + c] = x[base + c] * r * w[c]; }`,
+  ),
   // dx = r·w·dy − x·r³·Σ(dy·w·x)/H
-  [FUSED_KERNELS.rmsNormGradX]: {
-    inputs: ['x', 'w', 'dy'],
-    build: ([x], { eps }) => {
-      const [rows, cols] = rowsCols(x as tf.TensorInfo);
-      return {
-        program: rowProgram(
-          'rmsnorm_grad_x',
-          ['x', 'w', 'dy'],
-          [...(x as tf.TensorInfo).shape],
-          rows,
-          `let inRange = row < uniforms.rows; // no early return: the reductions need every workgroup's barriers
-          let cols = select(0, uniforms.cols, inRange);
-          let base = row * cols;
-          var ss = 0.0;
+  [FUSED_KERNELS.rmsNormGradX]: normRowKernel(
+    'rmsnorm_grad_x',
+    ['x', 'w', 'dy'],
+    `var ss = 0.0;
           var dot = 0.0;
           for (var c = tid; c < cols; c += BLOCK) {
             let v = x[base + c];
@@ -115,44 +121,14 @@ const builders: Record<string, ProgramKernel> = {
           for (var c = tid; c < cols; c += BLOCK) {
             result[base + c] = r * w[c] * dy[base + c] - x[base + c] * d;
           }`,
-          'eps : f32, rows : i32, cols : i32,',
-        ),
-        uniforms: [
-          { type: 'float32', data: [eps as number] },
-          { type: 'int32', data: [rows] },
-          { type: 'int32', data: [cols] },
-        ],
-      };
-    },
-  },
+  ),
   // dy · x · r per element; summed over rows by the caller to give dw.
-  [FUSED_KERNELS.rmsNormGradWRows]: {
-    inputs: ['x', 'dy'],
-    build: ([x], { eps }) => {
-      const [rows, cols] = rowsCols(x as tf.TensorInfo);
-      return {
-        program: rowProgram(
-          'rmsnorm_grad_w_rows',
-          ['x', 'dy'],
-          [...(x as tf.TensorInfo).shape],
-          rows,
-          `let inRange = row < uniforms.rows; // no early return: the reductions need every workgroup's barriers
-          let cols = select(0, uniforms.cols, inRange);
-          let base = row * cols;
-          var ss = 0.0;
-          for (var c = tid; c < cols; c += BLOCK) { let v = x[base + c]; ss += v * v; }
-          let r = inverseSqrt(reduceSum(ss, tid) / f32(cols) + uniforms.eps);
+  [FUSED_KERNELS.rmsNormGradWRows]: normRowKernel(
+    'rmsnorm_grad_w_rows',
+    ['x', 'dy'],
+    `${INVERSE_RMS}
           for (var c = tid; c < cols; c += BLOCK) { result[base + c] = dy[base + c] * x[base + c] * r; }`,
-          'eps : f32, rows : i32, cols : i32,',
-        ),
-        uniforms: [
-          { type: 'float32', data: [eps as number] },
-          { type: 'int32', data: [rows] },
-          { type: 'int32', data: [cols] },
-        ],
-      };
-    },
-  },
+  ),
   [FUSED_KERNELS.swiglu]: {
     inputs: ['g', 'u'],
     build: ([g]) => ({
