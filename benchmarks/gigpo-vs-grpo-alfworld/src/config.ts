@@ -3,29 +3,24 @@
  * RL iterations instead of 10 and validation every 4, so 3 seeds × (warm start + 2 arms) fit in
  * about half an hour on 2 cores. Both arms of a seed start from the same saved warm start.
  */
+import { FULL_BUDGET as MAIN_JOB_BUDGET } from '@agentrl/example-alfworld-gigpo/src/demo.ts';
 import type { EstimatorName } from '@agentrl/runner';
 
+const { name: _mainJobName, ...MAIN_JOB_RECIPE } = MAIN_JOB_BUDGET;
+
 export const FULL_BUDGET = {
-  /** Decoder size (the main job's: 96 wide, 3 layers, 4 heads). */
-  hidden: 96,
-  layers: 3,
-  heads: 4,
-  /** Expert games of the warm start (seed + 5000) and SFT steps (the main job's). */
-  demoEpisodes: 400,
-  sftSteps: 320,
-  sftBatch: 32,
-  sftLearningRate: 3e-3,
-  /** RL: 8 groups × 8, AdamW 1e-4, PPO clip 0.2, dual clip 3, no KL, no entropy bonus. */
+  /**
+   * The main job's recipe (decoder 96 wide × 3 layers × 4 heads; 400 expert games and 320 SFT
+   * steps of batch 32 at 3e-3; RL: 8 groups × 8, AdamW 1e-4, temperature 0.7, 15 turns; 96
+   * held-out games), imported so the two cannot drift apart.
+   */
+  ...MAIN_JOB_RECIPE,
+  /** 12 RL iterations (the main job runs 10); PPO clip 0.2, dual clip 3, no KL, no entropy bonus. */
   iterations: 12,
-  groups: 8,
-  groupSize: 8,
-  learningRate: 1e-4,
-  temperature: 0.7,
-  maxTurns: 15,
+  /** The main job's per-turn token budget, mini-batch and validation temperature. */
   maxNewTokens: 12,
   miniBatchSize: 256,
-  /** Validation: 96 held-out games (seed + 1000), temperature 0.4, at 0, 4, 8 and after the last update (12). */
-  valEpisodes: 96,
+  /** Validation at 0, 4, 8 and after the last update (12), at temperature 0.4. */
   valEvery: 4,
   valTemperature: 0.4,
 };
