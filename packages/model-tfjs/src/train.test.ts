@@ -2,18 +2,10 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { createCausalLM } from './checkpoint.ts';
 import type { CausalLM } from './model.ts';
+import { TINY_TEST_CONFIG } from './test-models.ts';
 import type { PolicySample } from './train.ts';
 
-const config = {
-  vocab_size: 12,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 1,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  tie_word_embeddings: true,
-  torch_dtype: 'float32' as const,
-};
+const config = TINY_TEST_CONFIG;
 
 const GOOD = new Set([4, 5]);
 const reward = (ids: readonly number[]) =>

@@ -14,18 +14,10 @@ import {
   readSafetensorsFile,
   writeSafetensors,
 } from './safetensors.ts';
+import { TINY_TEST_CONFIG } from './test-models.ts';
 import { OPTIMIZER_STATE_FILE } from './training-state.ts';
 
-const config = {
-  vocab_size: 12,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 1,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  tie_word_embeddings: true,
-  torch_dtype: 'float32' as const,
-};
+const config = TINY_TEST_CONFIG;
 
 const options = { learningRate: 0.02, weightDecay: 0.01, beta2: 0.99 };
 

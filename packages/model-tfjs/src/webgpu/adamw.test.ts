@@ -8,6 +8,7 @@ import { selectBackend } from '../backend.ts';
 import { createCausalLM, loadCausalLM } from '../checkpoint.ts';
 import type { CausalLM } from '../model.ts';
 import { AdamWState, applyAdamW, globalNorm, type OptimizerOptions } from '../optimizer.ts';
+import { TINY_TEST_CONFIG } from '../test-models.ts';
 import { momentsGroupLimit, normGroupLimit } from './kernels/adamw.ts';
 import { setFusedKernels } from './kernels/fused.ts';
 import {
@@ -238,16 +239,7 @@ describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skip
   });
 
   it('saves and loads the packed state so training resumes bit for bit', async () => {
-    const config = {
-      vocab_size: 12,
-      hidden_size: 16,
-      intermediate_size: 32,
-      num_hidden_layers: 1,
-      num_attention_heads: 2,
-      num_key_value_heads: 1,
-      tie_word_embeddings: true,
-      torch_dtype: 'float32' as const,
-    };
+    const config = TINY_TEST_CONFIG;
     const steps = async (model: CausalLM, from: number, to: number) => {
       for (let i = from; i < to; i++) {
         const samples = [{ promptIds: [1, 2], responseIds: [(i % 8) + 3, 4] }];

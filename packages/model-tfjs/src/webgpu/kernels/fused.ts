@@ -61,6 +61,30 @@ const rowsCols = (t: tf.TensorInfo): [number, number] => {
   return [t.shape.reduce((a, b) => a * b, 1) / cols, cols];
 };
 
+/** WGSL: `rowMax`, the largest of the row's `logits` (`cols` entries from `base`). */
+const ROW_MAX = `var m = -3.402823e+38;
+          for (var c = tid; c < cols; c += BLOCK) { m = max(m, logits[base + c]); }
+          let rowMax = reduceMax(m, tid);`;
+
+/** WGSL: `lse`, the row's log-sum-exp (shifted by `rowMax`). */
+const LOG_SUM_EXP = `${ROW_MAX}
+          var s = 0.0;
+          for (var c = tid; c < cols; c += BLOCK) { s += exp(logits[base + c] - rowMax); }
+          let lse = rowMax + log(reduceSum(s, tid));`;
+
+/** WGSL: `total` = Σ e^(l − rowMax) and `weighted` = Σ e^(l − rowMax) · l over the row. */
+const SOFTMAX_SUMS = `${ROW_MAX}
+          var s = 0.0;
+          var sl = 0.0;
+          for (var c = tid; c < cols; c += BLOCK) {
+            let l = logits[base + c];
+            let e = exp(l - rowMax);
+            s += e;
+            sl += e * l;
+          }
+          let total = reduceSum(s, tid);
+          let weighted = reduceSum(sl, tid);`;
+
 /** WGSL: `r = 1 / sqrt(mean(x²) + eps)` of the row (`cols` entries from `base`). */
 const INVERSE_RMS = `var ss = 0.0;
           for (var c = tid; c < cols; c += BLOCK) { let v = x[base + c]; ss += v * v; }
@@ -219,12 +243,7 @@ const builders: Record<string, ProgramKernel> = {
           `let inRange = row < uniforms.rows; // no early return: the reductions need every workgroup's barriers
           let cols = select(0, uniforms.cols, inRange);
           let base = row * cols;
-          var m = -3.402823e+38;
-          for (var c = tid; c < cols; c += BLOCK) { m = max(m, logits[base + c]); }
-          let rowMax = reduceMax(m, tid);
-          var s = 0.0;
-          for (var c = tid; c < cols; c += BLOCK) { s += exp(logits[base + c] - rowMax); }
-          let lse = rowMax + log(reduceSum(s, tid));
+          ${LOG_SUM_EXP}
           if (tid == 0 && inRange) { result[row] = logits[base + targets[row]] - lse; }`,
           'rows : i32, cols : i32,',
         ),
@@ -293,19 +312,7 @@ const builders: Record<string, ProgramKernel> = {
           `let inRange = row < uniforms.rows;
           let cols = select(0, uniforms.cols, inRange);
           let base = row * cols;
-          var m = -3.402823e+38;
-          for (var c = tid; c < cols; c += BLOCK) { m = max(m, logits[base + c]); }
-          let rowMax = reduceMax(m, tid);
-          var s = 0.0;
-          var sl = 0.0;
-          for (var c = tid; c < cols; c += BLOCK) {
-            let l = logits[base + c];
-            let e = exp(l - rowMax);
-            s += e;
-            sl += e * l;
-          }
-          let total = reduceSum(s, tid);
-          let weighted = reduceSum(sl, tid);
+          ${SOFTMAX_SUMS}
           if (tid == 0 && inRange) { result[row] = rowMax + log(total) - weighted / total; }`,
           'rows : i32, cols : i32,',
         ),
@@ -330,19 +337,8 @@ const builders: Record<string, ProgramKernel> = {
           `let inRange = row < uniforms.rows;
           let cols = select(0, uniforms.cols, inRange);
           let base = row * cols;
-          var m = -3.402823e+38;
-          for (var c = tid; c < cols; c += BLOCK) { m = max(m, logits[base + c]); }
-          let rowMax = reduceMax(m, tid);
-          var s = 0.0;
-          var sl = 0.0;
-          for (var c = tid; c < cols; c += BLOCK) {
-            let l = logits[base + c];
-            let e = exp(l - rowMax);
-            s += e;
-            sl += e * l;
-          }
-          let total = reduceSum(s, tid);
-          let mean = reduceSum(sl, tid) / total;
+          ${SOFTMAX_SUMS}
+          let mean = weighted / total;
           let g = select(0.0, dy[row], inRange);
           for (var c = tid; c < cols; c += BLOCK) {
             let l = logits[base + c];
@@ -371,12 +367,7 @@ const builders: Record<string, ProgramKernel> = {
           `let inRange = row < uniforms.rows; // no early return: the reductions need every workgroup's barriers
           let cols = select(0, uniforms.cols, inRange);
           let base = row * cols;
-          var m = -3.402823e+38;
-          for (var c = tid; c < cols; c += BLOCK) { m = max(m, logits[base + c]); }
-          let rowMax = reduceMax(m, tid);
-          var s = 0.0;
-          for (var c = tid; c < cols; c += BLOCK) { s += exp(logits[base + c] - rowMax); }
-          let lse = rowMax + log(reduceSum(s, tid));
+          ${LOG_SUM_EXP}
           let t = select(0, targets[row], inRange);
           let g = select(0.0, dy[row], inRange);
           for (var c = tid; c < cols; c += BLOCK) {
