@@ -1,7 +1,20 @@
 import { AgentRLError, isAgentRLError } from '@agentrl/core';
 import { describe, expect, it } from 'vitest';
-import { OpenAICompatibleAgent } from './openai-agent.ts';
+import { OpenAICompatibleAgent, type OpenAICompatibleOptions } from './openai-agent.ts';
 import { startOpenAITestServer, type TestServer } from './testing/openai-test-server.ts';
+
+/** An agent on `server` with model `m` and 1 ms retry backoff, plus `options`. */
+function retryingAgent(
+  server: TestServer,
+  options: Partial<OpenAICompatibleOptions> = {},
+): OpenAICompatibleAgent {
+  return new OpenAICompatibleAgent({
+    baseUrl: server.baseUrl,
+    model: 'm',
+    retryBaseMs: 1,
+    ...options,
+  });
+}
 
 /** Runs `run` against a started test server and closes the server whatever happens. */
 async function withServer(
@@ -116,11 +129,7 @@ describe('OpenAICompatibleAgent', () => {
     await withServer(
       startOpenAITestServer(() => '<action>wait</action>', { failFirst: 2 }),
       async (server) => {
-        const agent = new OpenAICompatibleAgent({
-          baseUrl: server.baseUrl,
-          model: 'm',
-          retryBaseMs: 1,
-        });
+        const agent = retryingAgent(server);
         const [r] = await agent.act(['hello'], { seed: 0 });
         expect(r?.text).toBe('<action>wait</action>');
         expect(agent.requests).toBe(3);
@@ -132,11 +141,7 @@ describe('OpenAICompatibleAgent', () => {
     await withServer(
       startOpenAITestServer(() => 'ok', { failFirst: 1, failStatus: status }),
       async (server) => {
-        const agent = new OpenAICompatibleAgent({
-          baseUrl: server.baseUrl,
-          model: 'm',
-          retryBaseMs: 1,
-        });
+        const agent = retryingAgent(server);
         const [r] = await agent.act(['hello'], { seed: 0 });
         expect(r?.text).toBe('ok');
         expect(agent.requests).toBe(2);
@@ -148,12 +153,7 @@ describe('OpenAICompatibleAgent', () => {
     await withServer(
       startOpenAITestServer(() => '', { failFirst: 100 }),
       async (server) => {
-        const agent = new OpenAICompatibleAgent({
-          baseUrl: server.baseUrl,
-          model: 'm',
-          retryBaseMs: 1,
-          maxAttempts: 2,
-        });
+        const agent = retryingAgent(server, { maxAttempts: 2 });
         const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
         expect(error).toBeInstanceOf(AgentRLError);
         expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
@@ -168,11 +168,7 @@ describe('OpenAICompatibleAgent', () => {
     await withServer(
       startOpenAITestServer(() => 'ok', { failFirst: 1, failStatus: 401 }),
       async (server) => {
-        const agent = new OpenAICompatibleAgent({
-          baseUrl: server.baseUrl,
-          model: 'm',
-          retryBaseMs: 1,
-        });
+        const agent = retryingAgent(server);
         const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
         expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
         expect((error as Error).message).toMatch(/HTTP 401/);
@@ -185,11 +181,7 @@ describe('OpenAICompatibleAgent', () => {
     await withServer(
       startOpenAITestServer(() => 'ok', { rawReply: '{"choices":[]}' }),
       async (server) => {
-        const agent = new OpenAICompatibleAgent({
-          baseUrl: server.baseUrl,
-          model: 'm',
-          retryBaseMs: 1,
-        });
+        const agent = retryingAgent(server);
         const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
         expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
         expect((error as Error).message).toMatch(/not a chat completion/);
@@ -202,12 +194,7 @@ describe('OpenAICompatibleAgent', () => {
     await withServer(
       startOpenAITestServer(() => 'ok', { hangFirst: 1 }),
       async (server) => {
-        const agent = new OpenAICompatibleAgent({
-          baseUrl: server.baseUrl,
-          model: 'm',
-          retryBaseMs: 1,
-          timeoutMs: 100,
-        });
+        const agent = retryingAgent(server, { timeoutMs: 100 });
         const [r] = await agent.act(['hello'], { seed: 0 });
         expect(r?.text).toBe('ok');
         expect(agent.requests).toBe(2);
@@ -219,13 +206,7 @@ describe('OpenAICompatibleAgent', () => {
     await withServer(
       startOpenAITestServer(() => 'ok', { hangFirst: 100 }),
       async (server) => {
-        const agent = new OpenAICompatibleAgent({
-          baseUrl: server.baseUrl,
-          model: 'm',
-          retryBaseMs: 1,
-          maxAttempts: 2,
-          timeoutMs: 100,
-        });
+        const agent = retryingAgent(server, { maxAttempts: 2, timeoutMs: 100 });
         const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
         expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
         expect((error as Error).message).toMatch(/timeout/i);
