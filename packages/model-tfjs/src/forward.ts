@@ -4,7 +4,16 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLMConfig } from './config.ts';
-import { attention, linear, MASKED, mlp, rmsNorm, rotary, rotaryTables } from './ops.ts';
+import {
+  attention,
+  type LowRank,
+  linear,
+  MASKED,
+  mlp,
+  rmsNorm,
+  rotary,
+  rotaryTables,
+} from './ops.ts';
 import { gatherSplitRows } from './webgpu/split.ts';
 
 /** Constants of the rotary embedding: `inv_freq` and the rotate-half matrix (see ops.ts). */
@@ -22,6 +31,12 @@ export type WeightLookup = (name: string) => tf.Tensor;
  * column blocks `[H, V_k]` of its `[in, out]` layout (row blocks of the HF `[V, H]` matrix).
  */
 export type BlockLookup = (name: string) => readonly tf.Tensor2D[] | undefined;
+
+/**
+ * LoRA adapters by linear weight name (HF `….weight`): with adapters the base weights are frozen
+ * (no gradient) and each adapted projection adds its low-rank term.
+ */
+export type AdapterLookup = (name: string) => LowRank | undefined;
 
 /** Cached post-rotary keys `[B, nkv, d, S]` (transposed) and values `[B, nkv, S, d]` of one layer. */
 export interface LayerCache {
@@ -70,6 +85,7 @@ export function decoderForward(
   rope: RotaryConstants,
   inputs: ForwardInputs,
   blocks: BlockLookup = () => undefined,
+  adapters?: AdapterLookup,
 ): ForwardOutput {
   const [B, T] = inputs.ids.shape;
   const { numAttentionHeads: nh, numKeyValueHeads: nkv, headDim: d, rmsNormEps: eps } = config;
@@ -91,11 +107,14 @@ export function decoderForward(
   for (let l = 0; l < config.numHiddenLayers; l++) {
     const p = `model.layers.${l}`;
     const h = rmsNorm(x, get(`${p}.input_layernorm.weight`) as tf.Tensor1D, eps);
+    const frozen = adapters !== undefined;
+    const adapter = (name: string) => adapters?.(`${p}.${name}.weight`);
     const proj = (name: string) =>
       linear(
         h,
         get(`${p}.self_attn.${name}.weight`) as tf.Tensor2D,
         optional(get, `${p}.self_attn.${name}.bias`, config.attentionBias),
+        { frozen, lora: adapter(`self_attn.${name}`) },
       );
     const q = rotary(
       tf.reshape(proj('q_proj'), [B, T, nh, d]),
@@ -121,6 +140,7 @@ export function decoderForward(
       attn,
       get(`${p}.self_attn.o_proj.weight`) as tf.Tensor2D,
       optional(get, `${p}.self_attn.o_proj.bias`, config.outputBias),
+      { frozen, lora: adapter('self_attn.o_proj') },
     );
     x = tf.add(x, o);
     const h2 = rmsNorm(x, get(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, eps);
@@ -136,6 +156,14 @@ export function decoderForward(
             down: get(`${p}.mlp.down_proj.bias`) as tf.Tensor1D,
           }
         : undefined,
+      {
+        frozen,
+        lora: {
+          gate: adapter('mlp.gate_proj'),
+          up: adapter('mlp.up_proj'),
+          down: adapter('mlp.down_proj'),
+        },
+      },
     );
     x = tf.add(x, m);
   }
@@ -145,25 +173,31 @@ export function decoderForward(
 /**
  * Logits `[N, V]` of hidden states `[N, H]`; the tied head uses the embedding, transposed
  * explicitly. A split head is applied block by block and the logits concatenated (the caller
- * keeps `N · V · 4` bytes under the binding limit).
+ * keeps `N · V · 4` bytes under the binding limit). `frozen`: the head takes no gradient (LoRA).
  */
 export function headLogits(
   config: CausalLMConfig,
   get: WeightLookup,
   hidden: tf.Tensor2D,
   blocks: BlockLookup = () => undefined,
+  frozen = false,
 ): tf.Tensor2D {
   const split = blocks(config.tieWordEmbeddings ? 'model.embed_tokens.weight' : 'lm_head.weight');
   if (split !== undefined) {
     const parts = split.map((block) =>
-      linear(hidden, config.tieWordEmbeddings ? (tf.transpose(block) as tf.Tensor2D) : block),
+      linear(
+        hidden,
+        config.tieWordEmbeddings ? (tf.transpose(block) as tf.Tensor2D) : block,
+        undefined,
+        { frozen },
+      ),
     );
     return (parts.length === 1 ? parts[0] : tf.concat(parts, 1)) as tf.Tensor2D;
   }
   const head = config.tieWordEmbeddings
     ? tf.transpose(get('model.embed_tokens.weight'))
     : get('lm_head.weight');
-  return linear(hidden, head as tf.Tensor2D);
+  return linear(hidden, head as tf.Tensor2D, undefined, { frozen });
 }
 
 /**

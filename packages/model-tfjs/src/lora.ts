@@ -2,10 +2,13 @@
  * LoRA adapters (Hu et al. 2021, arXiv 2106.09685) on the attention and MLP projections: the
  * effective weight is `W + (α / r) · A · B` with `A` `[in, r]` and `B` `[r, out]` (our `[in, out]`
  * layout), `B` starting at zero so the model is unchanged at first. Base weights are frozen while
- * adapters are active; saving writes merged weights, so the checkpoint loads anywhere unchanged.
+ * adapters are active. Train steps and single forward passes compute the factored form
+ * `x · W + (α / r) · (x · A) · B` (see `linear` in ops.ts); generation merges once per call;
+ * saving writes merged weights, so the checkpoint loads anywhere unchanged.
  */
 import { createRng, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
+import type { LowRank } from './ops.ts';
 
 /** The projections LoRA can target (the suffix of the HF parameter name). */
 export const LORA_TARGETS = [
@@ -83,6 +86,13 @@ export class LoRAAdapters {
     if (adapter === undefined) return base;
     return tf.add(base, tf.mul(tf.matMul(adapter.a, adapter.b), this.scale));
   }
+
+  /** The adapter of a weight (HF name) for the factored forward, if it has one. */
+  readonly lowRank = (name: string): LowRank | undefined => {
+    const adapter = this.adapters.get(name);
+    if (adapter === undefined) return undefined;
+    return { a: adapter.a as tf.Tensor2D, b: adapter.b as tf.Tensor2D, scale: this.scale };
+  };
 
   /** The adapter variables, in a stable order. */
   variables(): tf.Variable[] {

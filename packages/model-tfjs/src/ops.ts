@@ -69,6 +69,27 @@ function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
 }
 
 /**
+ * `x · w` for a weight that takes no gradient: only `dx` is computed. tfjs's own matmul gradient
+ * skips an input outside the differentiated path; the custom gradient of {@link matMulNN} would
+ * compute `dw` too (a full `[in, out]` product), so the plain-layout path takes `w` from the
+ * closure and differentiates `x` alone.
+ */
+function frozenMatMul(x: tf.Tensor, w: tf.Tensor): tf.Tensor {
+  if (inferenceMode || transposeFlagsAreFree()) return tf.matMul(x, w);
+  const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const [xs, save] = args as [tf.Tensor, tf.GradSaveFunc];
+    save([w]);
+    return {
+      value: tf.matMul(xs, w),
+      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => [
+        tf.matMul(dy as tf.Tensor, swapLastTwo(saved[0] as tf.Tensor)),
+      ],
+    };
+  }) as (x: tf.Tensor) => tf.Tensor;
+  return op(x);
+}
+
+/**
  * `a · b` for `[C, M, K] x [C, K, N]` as one depthwise convolution: input `[1, M, K, C]`, filter
  * `[1, K, C, N]` (channel multiplier N), valid padding, gives `out[0, m, 0, c·N + n] =
  * Σ_k a[c, m, k] · b[c, k, n]`. On wasm, `BatchMatMul` with a batched right operand falls back to
@@ -123,14 +144,50 @@ function bmm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   return inferenceMode ? batchedProduct(a, b) : batchMatMulFast(a, b);
 }
 
-/** `x · W + b` with `x` `[N, in]` and `W` stored `[in, out]`. */
-export function linear(x: tf.Tensor2D, weightInOut: tf.Tensor2D, bias?: tf.Tensor1D): tf.Tensor2D {
+/** A LoRA adapter of one linear weight: the layer adds `scale · (x · A) · B`. */
+export interface LowRank {
+  /** `[in, r]` */
+  readonly a: tf.Tensor2D;
+  /** `[r, out]` */
+  readonly b: tf.Tensor2D;
+  readonly scale: number;
+}
+
+/** How a linear layer is trained: a frozen weight gets no gradient; an adapter adds its term. */
+export interface LinearOptions {
+  /**
+   * The weight takes no gradient (LoRA freezes the base). tfjs's fused matmul (webgpu) is a
+   * custom-gradient op that always computes the weight's gradient, a full `[in, out]` product per
+   * layer; a frozen weight uses the plain matmul, whose gradient tfjs prunes.
+   */
+  readonly frozen?: boolean;
+  readonly lora?: LowRank;
+}
+
+/**
+ * `x · W + b` with `x` `[N, in]` and `W` stored `[in, out]`, plus `scale · (x · A) · B` with an
+ * adapter: the factored form never forms `W + scale · A · B`, so the step computes no `[in, out]`
+ * gradient and holds no merged copy of `W` for backward.
+ */
+export function linear(
+  x: tf.Tensor2D,
+  weightInOut: tf.Tensor2D,
+  bias?: tf.Tensor1D,
+  options: LinearOptions = {},
+): tf.Tensor2D {
+  let y: tf.Tensor2D;
   // webgpu: the bias add runs inside the matmul kernel (gradients use transpose flags).
-  if (fusedKernelsActive()) {
-    return tf.fused.matMul({ a: x, b: weightInOut, ...(bias ? { bias } : {}) }) as tf.Tensor2D;
+  if (fusedKernelsActive() && (options.frozen !== true || inferenceMode)) {
+    y = tf.fused.matMul({ a: x, b: weightInOut, ...(bias ? { bias } : {}) }) as tf.Tensor2D;
+  } else {
+    y = (options.frozen === true ? frozenMatMul : mm)(x, weightInOut) as tf.Tensor2D;
+    if (bias !== undefined) y = tf.add(y, bias);
   }
-  const y = mm(x, weightInOut) as tf.Tensor2D;
-  return bias === undefined ? y : tf.add(y, bias);
+  const lora = options.lora;
+  if (lora === undefined) return y;
+  // The scale goes on the [N, r] intermediate, the smallest tensor of the term.
+  const xa = tf.mul(mm(x, lora.a), lora.scale) as tf.Tensor2D;
+  return tf.add(y, mm(xa, lora.b)) as tf.Tensor2D;
 }
 
 /** RMSNorm: `w ⊙ x / sqrt(mean(x²) + eps)` over the last axis (no mean subtraction, no `1 + w`). */
@@ -244,13 +301,15 @@ export function mlp(
   up: tf.Tensor2D,
   down: tf.Tensor2D,
   biases?: { gate?: tf.Tensor1D; up?: tf.Tensor1D; down?: tf.Tensor1D },
+  options: { frozen?: boolean; lora?: { gate?: LowRank; up?: LowRank; down?: LowRank } } = {},
 ): tf.Tensor2D {
-  const gh = linear(h, gate, biases?.gate);
-  if (fusedKernelsActive()) {
-    return linear(fusedSwiGLU(gh, linear(h, up, biases?.up)), down, biases?.down);
-  }
-  const activated = tf.mul(gh, tf.sigmoid(gh));
-  return linear(tf.mul(activated, linear(h, up, biases?.up)) as tf.Tensor2D, down, biases?.down);
+  const use = (lora: LowRank | undefined): LinearOptions => ({ frozen: options.frozen, lora });
+  const gh = linear(h, gate, biases?.gate, use(options.lora?.gate));
+  const uh = linear(h, up, biases?.up, use(options.lora?.up));
+  const activated = fusedKernelsActive()
+    ? fusedSwiGLU(gh, uh)
+    : (tf.mul(tf.mul(gh, tf.sigmoid(gh)), uh) as tf.Tensor2D);
+  return linear(activated, down, biases?.down, use(options.lora?.down));
 }
 
 /**

@@ -87,6 +87,46 @@ describe.skipIf(adapter === undefined)(`training on webgpu against cpu${skipReas
     }
   });
 
+  it('takes the same LoRA step as the cpu backend and generates the same greedy tokens with it', async () => {
+    const loraRun = async (backend: BackendName) => {
+      const model = await loadCausalLM(fixtureDir, { backend });
+      model.enableLoRA({
+        rank: 4,
+        seed: 1,
+        targets: ['q_proj', 'v_proj', 'o_proj', 'up_proj', 'down_proj'],
+      });
+      // A non-zero B, the same on both backends, so the adapted term shows in the forward pass.
+      for (const { b } of model.lora?.adapters.values() ?? [])
+        b.assign(
+          tf.tensor(
+            Float32Array.from({ length: b.size }, (_, i) => 0.05 * Math.sin(i + 1)),
+            b.shape,
+          ),
+        );
+      const samples = sequences
+        .slice(0, 3)
+        .map((s) => ({ promptIds: s.slice(0, 2), responseIds: s.slice(2) }));
+      const r = await model.sftStep(samples, { learningRate: 0.01, epsilon: 1e-3 });
+      expect(r.skipped).toBe(false);
+      const adapters = await Promise.all((model.lora?.variables() ?? []).map((v) => v.data()));
+      const prompts = sequences.slice(0, 2).map((s) => s.slice(0, 5));
+      const out = await model.generate(prompts, {
+        maxNewTokens: 5,
+        temperature: 0,
+        stopTokenIds: [],
+      });
+      model.dispose();
+      return { adapters: adapters as Float32Array[], tokens: out.tokenIds };
+    };
+    const cpu = await loraRun('cpu');
+    const gpu = await loraRun('webgpu');
+    expect(gpu.adapters).toHaveLength(cpu.adapters.length);
+    cpu.adapters.forEach((want, k) => {
+      expect(maxAbsDiff(gpu.adapters[k] as Float32Array, want), `adapter ${k}`).toBeLessThan(2e-5);
+    });
+    expect(gpu.tokens).toEqual(cpu.tokens);
+  });
+
   it('gives KV-cache sampling log-probs equal to the full forward pass', async () => {
     const model = await loadCausalLM(fixtureDir, { backend: 'webgpu' });
     const prompts = sequences.slice(0, 3).map((s) => s.slice(0, 5));
