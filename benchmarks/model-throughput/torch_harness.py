@@ -1,11 +1,16 @@
 """PyTorch CPU side of the model-throughput benchmark.
 
-Reads {"configs": [...], "workload": {...}, "repeats": n, "threads": t} on stdin and prints one JSON object with
-train-step and greedy KV-cache generation tokens/s for each configuration. The model is the same
+Reads {"configs": [...], "workload": {...}, "repeats": n, "threads": t, "loraRank": r} on stdin and
+prints one JSON object with train-step and greedy KV-cache generation tokens/s for each
+configuration. With loraRank > 0 the base is frozen and every projection adds
+(alpha / r) * (x @ A) @ B (alpha = 2r, as the tfjs default), trained by AdamW alone; each timed
+generation first merges the adapters into a copy of the weights, as the tfjs side does per call
+(unmerged, eager torch decodes 2.5x slower at the tiny configuration). The model is the same
 Qwen2 math as @agentrl/model-tfjs (RMSNorm, half-split rotary, GQA, q/k/v biases, SwiGLU, tied
 head), written here in plain torch; the train step is forward + backward of the masked response
 NLL + AdamW with grad-norm clipping, as the tfjs sftStep does.
 """
+import copy
 import json
 import sys
 import time
@@ -42,6 +47,36 @@ class Layer(torch.nn.Module):
         self.down = torch.nn.Linear(c["intermediate_size"], H, bias=False)
         self.n1 = torch.nn.Parameter(torch.ones(H))
         self.n2 = torch.nn.Parameter(torch.ones(H))
+        self.adapters = torch.nn.ParameterDict()
+
+    def add_lora(self, r):
+        for name in PROJECTIONS:
+            lin = getattr(self, name)
+            self.adapters[name + "_A"] = torch.nn.Parameter(torch.randn(lin.in_features, r) / lin.in_features ** 0.5)
+            self.adapters[name + "_B"] = torch.nn.Parameter(torch.zeros(r, lin.out_features))
+        self.scale = 2.0
+
+    def lin(self, name, x):
+        y = getattr(self, name)(x)
+        if len(self.adapters) == 0:
+            return y
+        return y + (x @ self.adapters[name + "_A"]) * self.scale @ self.adapters[name + "_B"]
+
+
+PROJECTIONS = ("q", "k", "v", "o", "gate", "up", "down")
+
+
+@torch.no_grad()
+def merged(m):
+    """A copy of m with every adapter folded into its weight (nn.Linear keeps [out, in])."""
+    out = copy.deepcopy(m)
+    for l in out.layers:
+        if len(l.adapters) == 0:
+            continue
+        for name in PROJECTIONS:
+            getattr(l, name).weight += (l.scale * l.adapters[name + "_A"] @ l.adapters[name + "_B"]).T
+        l.adapters = torch.nn.ParameterDict()
+    return out
 
 
 def rms(x, w):
@@ -73,9 +108,9 @@ class Model(torch.nn.Module):
         new = []
         for i, l in enumerate(self.layers):
             h = rms(x, l.n1)
-            q = rot(l.q(h).view(B, T, l.nh, l.d).transpose(1, 2), cos, sin)
-            k = rot(l.k(h).view(B, T, l.nkv, l.d).transpose(1, 2), cos, sin)
-            v = l.v(h).view(B, T, l.nkv, l.d).transpose(1, 2)
+            q = rot(l.lin('q', h).view(B, T, l.nh, l.d).transpose(1, 2), cos, sin)
+            k = rot(l.lin('k', h).view(B, T, l.nkv, l.d).transpose(1, 2), cos, sin)
+            v = l.lin('v', h).view(B, T, l.nkv, l.d).transpose(1, 2)
             if cache is not None:
                 k = torch.cat([cache[i][0], k], 2)
                 v = torch.cat([cache[i][1], v], 2)
@@ -88,16 +123,23 @@ class Model(torch.nn.Module):
             mask = torch.ones(T, S, dtype=torch.bool).tril(S - T)
             s = s.masked_fill(~mask, float("-inf"))
             a = (s.softmax(-1) @ vv).transpose(1, 2).reshape(B, T, -1)
-            x = x + l.o(a)
+            x = x + l.lin('o', a)
             h = rms(x, l.n2)
-            x = x + l.down(F.silu(l.gate(h)) * l.up(h))
+            x = x + l.lin('down', F.silu(l.lin('gate', h)) * l.lin('up', h))
         return rms(x, self.norm) @ self.emb.weight.T, new
 
 
-def measure(c, w, repeats):
+def measure(c, w, repeats, lora_rank=0):
     torch.manual_seed(0)
     m = Model(c)
-    opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
+    params = list(m.parameters())
+    if lora_rank > 0:
+        for p in params:
+            p.requires_grad_(False)
+        for l in m.layers:
+            l.add_lora(lora_rank)
+        params = [p for l in m.layers for p in l.adapters.values()]
+    opt = torch.optim.AdamW(params, lr=1e-4)
     B, P, R = w["batch"], w["trainPrompt"], w["trainResponse"]
     ids = torch.randint(4, c["vocab_size"], (B, P + R))
 
@@ -107,7 +149,7 @@ def measure(c, w, repeats):
         loss = -lp[:, P - 1:].mean()
         opt.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
 
     warm_up(step)
@@ -120,11 +162,12 @@ def measure(c, w, repeats):
 
     @torch.no_grad()
     def gen(n):
-        logits, cache = m(prompts)
+        g = merged(m) if lora_rank > 0 else m
+        logits, cache = g(prompts)
         tok = logits[:, -1].argmax(-1, keepdim=True)
         pos = prompts.shape[1]
         for _ in range(n - 1):
-            logits, cache = m(tok, pos, cache)
+            logits, cache = g(tok, pos, cache)
             pos += 1
             tok = logits[:, -1].argmax(-1, keepdim=True)
 
@@ -162,5 +205,6 @@ if __name__ == "__main__":
     req = json.load(sys.stdin)
     # Intra-op threads (default 1); the caller sets OPENBLAS_NUM_THREADS / OMP_NUM_THREADS to match.
     torch.set_num_threads(int(req.get("threads", 1)))
-    out = {c["name"]: measure(c["hf"], req["workload"], req["repeats"]) for c in req["configs"]}
+    rank = int(req.get("loraRank", 0))
+    out = {c["name"]: measure(c["hf"], req["workload"], req["repeats"], rank) for c in req["configs"]}
     print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas(), "results": out}))

@@ -3,7 +3,8 @@
  * (one thread with our relaxed-SIMD matmul and with tfjs's XNNPACK one, and with worker threads)
  * and cpu, side by side with PyTorch CPU (Debian python3-torch + OpenBLAS) on the identical
  * configurations and batch, in one run: torch with one thread beside the one-thread rows, and
- * with as many threads as the worker rows use beside those.
+ * with as many threads as the worker rows use beside those; LoRA (r 16 on every projection) on one
+ * thread beside torch with the same adapters.
  *
  *   pnpm --filter @agentrl-bench/model-throughput bench [-- --repeats 3 --json out.json]
  */
@@ -34,12 +35,20 @@ interface Row {
 
 const rows: Row[] = [];
 const workers = Math.max(0, availableParallelism() - 1);
+const LORA_RANK = 16;
+const LORA = `LoRA r${LORA_RANK}`;
 for (const config of CONFIGS) {
   rows.push({
     config: config.name,
     engine: 'tfjs wasm (1 thread)',
     batch: WORKLOAD.batch,
     result: await measureTfjs(config, 'wasm', WORKLOAD, repeats),
+  });
+  rows.push({
+    config: config.name,
+    engine: `tfjs wasm (1 thread, ${LORA})`,
+    batch: WORKLOAD.batch,
+    result: await measureTfjs(config, 'wasm', WORKLOAD, repeats, 0, 'agentrl', LORA_RANK),
   });
   rows.push({
     config: config.name,
@@ -63,11 +72,17 @@ for (const config of CONFIGS) {
   });
 }
 
+const torchEngine = (threads: number, lora: boolean) =>
+  `PyTorch CPU (${threads} thread${threads > 1 ? 's' : ''}${lora ? `, ${LORA}` : ''})`;
 const harness = fileURLToPath(new URL('../torch_harness.py', import.meta.url));
 let torchInfo = 'unavailable';
-for (const threads of workers > 0 ? [1, workers + 1] : [1]) {
+const torchRuns = [
+  ...(workers > 0 ? [1, workers + 1] : [1]).map((threads) => ({ threads, loraRank: 0 })),
+  { threads: 1, loraRank: LORA_RANK },
+];
+for (const { threads, loraRank } of torchRuns) {
   const torch = spawnSync(python, [harness], {
-    input: JSON.stringify({ configs: CONFIGS, workload: WORKLOAD, repeats, threads }),
+    input: JSON.stringify({ configs: CONFIGS, workload: WORKLOAD, repeats, threads, loraRank }),
     encoding: 'utf8',
     env: {
       ...process.env,
@@ -97,7 +112,7 @@ for (const threads of workers > 0 ? [1, workers + 1] : [1]) {
     if (r !== undefined)
       rows.push({
         config: config.name,
-        engine: `PyTorch CPU (${parsed.threads} thread${parsed.threads > 1 ? 's' : ''})`,
+        engine: torchEngine(parsed.threads, loraRank > 0),
         batch: WORKLOAD.batch,
         result: r,
       });
@@ -125,12 +140,10 @@ function cpuRatio(row: Row, ref: Row | undefined, kind: 'train' | 'generate'): s
 }
 for (const row of rows) {
   // Like with like: rows with worker threads against torch with as many threads, others against 1.
+  // LoRA rows against torch with the same adapters.
   const threads = row.engine.includes('worker') ? workers + 1 : 1;
-  const ref = rows.find(
-    (r) =>
-      r.config === row.config &&
-      r.engine === `PyTorch CPU (${threads} thread${threads > 1 ? 's' : ''})`,
-  );
+  const want = torchEngine(threads, row.engine.includes(LORA));
+  const ref = rows.find((r) => r.config === row.config && r.engine === want);
   const ratio = (a: number, b: number | undefined) =>
     b === undefined ? '–' : `${(a / b).toFixed(2)}×`;
   lines.push(

@@ -5,7 +5,15 @@ const which = process.argv[2] ?? 'small';
 const backend = (process.argv[3] ?? 'wasm') as 'wasm';
 const cfg = CONFIGS.find((c) => c.name === which);
 if (cfg !== undefined) {
-  const r = await measureTfjs(cfg, backend, WORKLOAD, 3, Number(process.argv[4] ?? 0));
+  const r = await measureTfjs(
+    cfg,
+    backend,
+    WORKLOAD,
+    3,
+    Number(process.argv[4] ?? 0),
+    'agentrl',
+    Number(process.argv[5] ?? 0),
+  );
   const trainTokens = WORKLOAD.batch * (WORKLOAD.trainPrompt + WORKLOAD.trainResponse);
   const genTokens = WORKLOAD.batch * WORKLOAD.genNew;
   console.log(which, backend, {

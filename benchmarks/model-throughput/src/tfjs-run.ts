@@ -68,8 +68,11 @@ export async function measureTfjs(
   repeats: number,
   workers = 0,
   matmul: 'agentrl' | 'xnnpack' = 'agentrl',
+  loraRank = 0,
 ): Promise<Throughput> {
   const model = await createCausalLM(config.hf, { seed: 1, backend });
+  // LoRA on every projection: the base is frozen, steps train and generation uses the adapters.
+  if (loraRank > 0) model.enableLoRA({ rank: loraRank });
   // The wasm BatchMatMul of this thread: ours (relaxed SIMD) or tfjs-backend-wasm's XNNPACK.
   setWasmMatMul(matmul);
   if (workers > 0) await model.startWorkers(workers);
