@@ -114,6 +114,8 @@ describe('the report', () => {
       tokensPerSecond: 3200,
       dispatches: 19,
       readBytes: 4,
+      hostMs: 1.9,
+      hostFraction: 0.19,
       kernelMs: 4,
       busyFraction: 0.4,
       peakInUseBytes: 2 ** 20,
@@ -142,6 +144,7 @@ describe('the report', () => {
     const table = renderTable(report);
     expect(table).toContain('0.100×');
     expect(table).toContain('40 %');
+    expect(table).toContain('1.9 (19 %, 100)');
     expect(table).toContain('failed: OutOfMemoryError');
   });
 });
@@ -158,6 +161,9 @@ describe('a tiny run of the benchmark', () => {
           throw new Error(`${w.workload.name}: ${JSON.stringify(t)}`);
         expect(t.tokensPerSecond).toBeGreaterThan(0);
         expect(t.dispatches).toBeGreaterThan(0);
+        expect(t.hostMs).toBeGreaterThan(0);
+        expect(t.hostFraction).toBeGreaterThan(0);
+        expect(t.hostFraction).toBeLessThanOrEqual(1);
         expect(t.peakInUseBytes).toBeGreaterThan(0);
         if (adapter?.features.includes('timestamp-query')) expect(t.kernelMs).toBeGreaterThan(0);
         else expect(t.kernelTimeNote).toContain('timestamp-query');

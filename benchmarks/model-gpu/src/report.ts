@@ -78,8 +78,8 @@ const num = (x: number, digits = 0): string =>
 /** A markdown table of the report, one row per workload. */
 export function renderTable(report: BenchReport): string {
   const lines = [
-    '| workload | tokens/step | tfjs-webgpu ms | tfjs tok/s | torch fp32 ms | torch tok/s | tfjs ÷ torch | GPU busy | dispatches/step | tfjs peak MiB (in use / pool) | torch peak MiB (alloc / reserved) |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| workload | tokens/step | tfjs-webgpu ms | tfjs tok/s | torch fp32 ms | torch tok/s | tfjs ÷ torch | GPU busy | host issuing kernels: ms (% of step, µs/dispatch) | dispatches/step | tfjs peak MiB (in use / pool) | torch peak MiB (alloc / reserved) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const w of report.workloads) {
     const t = w.tfjs;
@@ -94,10 +94,11 @@ export function renderTable(report: BenchReport): string {
     else if (isFailed(p)) cells.push(`failed: ${p.error.slice(0, 60)}`, '–');
     else cells.push(num(p.ms, 2), num(p.tokensPerSecond));
     cells.push(w.ratio === undefined ? '–' : `${w.ratio.toFixed(3)}×`);
-    if (t === undefined || isFailed(t)) cells.push('–', '–', '–');
+    if (t === undefined || isFailed(t)) cells.push('–', '–', '–', '–');
     else {
       cells.push(
         t.busyFraction === null ? 'n/a' : `${(100 * t.busyFraction).toFixed(0)} %`,
+        `${num(t.hostMs, 1)} (${(100 * t.hostFraction).toFixed(0)} %, ${t.dispatches > 0 ? ((1000 * t.hostMs) / t.dispatches).toFixed(0) : '–'})`,
         t.dispatchesPerToken === undefined
           ? String(t.dispatches)
           : `${t.dispatches} (${t.dispatchesPerToken.toFixed(0)}/token)`,

@@ -34,6 +34,13 @@ export interface TfjsResult {
   readonly dispatchesPerToken?: number;
   /** Bytes read back from the GPU in one step (`countWebGPUDispatches`). */
   readonly readBytes: number;
+  /**
+   * Host time issuing the step's kernels (`countWebGPUDispatches`' `hostMs`: tfjs's engine and
+   * the backend's recording, inside outermost kernel calls) and its share of that step's wall
+   * time: the host-side bound on the step, whatever the GPU's speed.
+   */
+  readonly hostMs: number;
+  readonly hostFraction: number;
   /** Summed kernel time of one step from timestamp queries, or null with the reason. */
   readonly kernelMs: number | null;
   readonly kernelTimeNote?: string;
@@ -204,11 +211,14 @@ export async function runTfjsWorkloads(
         const times: number[] = [];
         let dispatches = 0;
         let readBytes = 0;
+        let hostMs = 0;
+        let hostFraction = 0;
         for (let i = 0; i < options.repeats; i++) {
           const t0 = performance.now();
-          if (i === 0) ({ dispatches, readBytes } = await countWebGPUDispatches(step));
+          if (i === 0) ({ dispatches, readBytes, hostMs } = await countWebGPUDispatches(step));
           else await step();
           times.push(performance.now() - t0);
+          if (i === 0) hostFraction = hostMs / (times[0] as number);
         }
         const ms = median(times);
         let kernel: { kernelMs: number | null; note?: string } = {
@@ -233,6 +243,8 @@ export async function runTfjsWorkloads(
           dispatches,
           ...(w.kind === 'generate' ? { dispatchesPerToken: dispatches / (w.newTokens ?? 1) } : {}),
           readBytes,
+          hostMs,
+          hostFraction,
           kernelMs: kernel.kernelMs,
           ...(kernel.note === undefined ? {} : { kernelTimeNote: kernel.note }),
           busyFraction: kernel.kernelMs === null ? null : kernel.kernelMs / ms,

@@ -71,6 +71,29 @@ describe.skipIf(adapter === undefined)(
       expect(fused.backward).toBeLessThan(composed.backward);
     });
 
+    it('come with the host time spent issuing them, and the counters are removed afterwards', async () => {
+      const model = await createCausalLM(config(2), { seed: 1, backend: 'webgpu' });
+      const run = async () => {
+        const out = tf.tidy(() => model.tokenLogProbTensors(batch).logProbs);
+        await out.data();
+        out.dispose();
+      };
+      await run();
+      const engine = tf.engine() as unknown as Record<string, unknown>;
+      expect(Object.hasOwn(engine, 'runKernelFunc')).toBe(false);
+      const start = performance.now();
+      const counted = await countWebGPUDispatches(run);
+      const wall = performance.now() - start;
+      expect(Object.hasOwn(engine, 'runKernelFunc')).toBe(false);
+      expect(counted.dispatches).toBeGreaterThan(0);
+      expect(counted.hostMs).toBeGreaterThan(0);
+      expect(counted.hostMs).toBeLessThanOrEqual(wall);
+      console.log(
+        `host time issuing ${counted.dispatches} dispatches of a 2-layer forward: ${counted.hostMs.toFixed(2)} ms of ${wall.toFixed(2)} ms wall (${((1000 * counted.hostMs) / counted.dispatches).toFixed(0)} µs per dispatch)`,
+      );
+      model.dispose();
+    });
+
     it('are fewer for an AdamW step with the fused update', async () => {
       const perParameter = async (fused: boolean): Promise<number> => {
         setFusedKernels(fused);
