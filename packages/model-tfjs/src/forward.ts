@@ -14,6 +14,8 @@ import {
   rotary,
   rotaryTables,
 } from './ops.ts';
+import { fusedKernelsActive } from './webgpu/kernels/fused.ts';
+import { appendKeys, appendValues } from './webgpu/kernels/kv-cache.ts';
 import { gatherSplitRows } from './webgpu/split.ts';
 
 /** Constants of the rotary embedding: `inv_freq` and the rotate-half matrix (see ops.ts). */
@@ -90,13 +92,26 @@ export function decoderForward(
   const [B, T] = inputs.ids.shape;
   const { numAttentionHeads: nh, numKeyValueHeads: nkv, headDim: d, rmsNormEps: eps } = config;
   const tables = rotaryTables(inputs.positions, rope.invFreq);
+  // Inference on webgpu: new keys and values go straight into the cache layout, one dispatch
+  // each (kernels/kv-cache.ts), and the residual adds ride in the matmuls; the rotary tables are
+  // one row per position, shared by the heads.
+  const direct = inputs.inference === true && fusedKernelsActive();
+  const rows = direct
+    ? {
+        cos: tf.tensor2d(tables.cos, [B * T, d]),
+        sin: tf.tensor2d(tables.sin, [B * T, d]),
+      }
+    : undefined;
   // Tables repeated over heads in JS: same-shape products are faster than broadcasts on wasm.
-  const headTables = (heads: number) => ({
-    cos: tf.tensor4d(repeatOverHeads(tables.cos, heads, d), [B, T, heads, d]),
-    sin: tf.tensor4d(repeatOverHeads(tables.sin, heads, d), [B, T, heads, d]),
-  });
+  const headTables = (heads: number) =>
+    rows === undefined
+      ? {
+          cos: tf.tensor4d(repeatOverHeads(tables.cos, heads, d), [B, T, heads, d]),
+          sin: tf.tensor4d(repeatOverHeads(tables.sin, heads, d), [B, T, heads, d]),
+        }
+      : { cos: tf.reshape(rows.cos, [B, T, 1, d]), sin: tf.reshape(rows.sin, [B, T, 1, d]) };
   const qTables = headTables(nh);
-  const kTables = nkv === nh ? qTables : headTables(nkv);
+  const kTables = nkv === nh || rows !== undefined ? qTables : headTables(nkv);
   const flatIds = tf.reshape(inputs.ids, [B * T]) as tf.Tensor1D;
   const embedding = blocks('model.embed_tokens.weight');
   let x =
@@ -123,28 +138,39 @@ export function decoderForward(
       rope.rotateHalf,
     ) as tf.Tensor4D;
     // Keys are kept transposed, [B, nkv, d, S], so attention never transposes the whole cache.
-    const kNew = tf.transpose(
-      rotary(tf.reshape(proj('k_proj'), [B, T, nkv, d]), kTables.cos, kTables.sin, rope.rotateHalf),
-      [0, 2, 3, 1],
-    ) as tf.Tensor4D;
-    const vNew = tf.transpose(
-      tf.reshape(proj('v_proj'), [B, T, nkv, d]),
-      [0, 2, 1, 3],
-    ) as tf.Tensor4D;
     const past = inputs.cache?.[l];
-    const k = past === undefined ? kNew : (tf.concat([past.k, kNew], 3) as tf.Tensor4D);
-    const v = past === undefined ? vNew : (tf.concat([past.v, vNew], 2) as tf.Tensor4D);
+    let k: tf.Tensor4D;
+    let v: tf.Tensor4D;
+    if (rows !== undefined) {
+      k = appendKeys(proj('k_proj'), rows.cos, rows.sin, B, nkv, past?.k);
+      v = appendValues(proj('v_proj'), B, nkv, past?.v);
+    } else {
+      const kNew = tf.transpose(
+        rotary(
+          tf.reshape(proj('k_proj'), [B, T, nkv, d]),
+          kTables.cos,
+          kTables.sin,
+          rope.rotateHalf,
+        ),
+        [0, 2, 3, 1],
+      ) as tf.Tensor4D;
+      const vNew = tf.transpose(
+        tf.reshape(proj('v_proj'), [B, T, nkv, d]),
+        [0, 2, 1, 3],
+      ) as tf.Tensor4D;
+      k = past === undefined ? kNew : (tf.concat([past.k, kNew], 3) as tf.Tensor4D);
+      v = past === undefined ? vNew : (tf.concat([past.v, vNew], 2) as tf.Tensor4D);
+    }
     newCache.push({ k, v });
     const attn = attention(q, k, v, inputs.mask);
-    const o = linear(
+    x = linear(
       attn,
       get(`${p}.self_attn.o_proj.weight`) as tf.Tensor2D,
       optional(get, `${p}.self_attn.o_proj.bias`, config.outputBias),
-      { frozen, lora: adapter('self_attn.o_proj') },
+      { frozen, lora: adapter('self_attn.o_proj'), residual: x },
     );
-    x = tf.add(x, o);
     const h2 = rmsNorm(x, get(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, eps);
-    const m = mlp(
+    x = mlp(
       h2,
       get(`${p}.mlp.gate_proj.weight`) as tf.Tensor2D,
       get(`${p}.mlp.up_proj.weight`) as tf.Tensor2D,
@@ -163,9 +189,9 @@ export function decoderForward(
           up: adapter('mlp.up_proj'),
           down: adapter('mlp.down_proj'),
         },
+        residual: x,
       },
     );
-    x = tf.add(x, m);
   }
   return { hidden: rmsNorm(x, get('model.norm.weight') as tf.Tensor1D, eps), cache: newCache };
 }

@@ -33,10 +33,14 @@ import {
 
 function lastLogits(model: CausalLM, hidden: tf.Tensor2D, B: number, T: number): tf.Tensor2D {
   const H = model.config.hiddenSize;
-  const last = tf.reshape(tf.slice(tf.reshape(hidden, [B, T, H]), [0, T - 1, 0], [B, 1, H]), [
-    B,
-    H,
-  ]) as tf.Tensor2D;
+  // A decode step's hidden states are the last positions already (a slice would be a dispatch).
+  const last =
+    T === 1
+      ? hidden
+      : (tf.reshape(tf.slice(tf.reshape(hidden, [B, T, H]), [0, T - 1, 0], [B, 1, H]), [
+          B,
+          H,
+        ]) as tf.Tensor2D);
   return model.logits(last, { inference: true });
 }
 

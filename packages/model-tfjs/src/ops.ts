@@ -162,6 +162,11 @@ export interface LinearOptions {
    */
   readonly frozen?: boolean;
   readonly lora?: LowRank;
+  /**
+   * Added to the output (the decoder's residual stream). Without a tape on webgpu it is the
+   * fused matmul's bias operand, so the sum costs no dispatch of its own.
+   */
+  readonly residual?: tf.Tensor2D;
 }
 
 /**
@@ -176,6 +181,16 @@ export function linear(
   options: LinearOptions = {},
 ): tf.Tensor2D {
   let y: tf.Tensor2D;
+  const { residual, lora } = options;
+  if (
+    residual !== undefined &&
+    bias === undefined &&
+    lora === undefined &&
+    inferenceMode &&
+    fusedKernelsActive()
+  ) {
+    return tf.fused.matMul({ a: x, b: weightInOut, bias: residual }) as tf.Tensor2D;
+  }
   // webgpu: the bias add runs inside the matmul kernel (gradients use transpose flags).
   if (fusedKernelsActive() && (options.frozen !== true || inferenceMode)) {
     y = tf.fused.matMul({ a: x, b: weightInOut, ...(bias ? { bias } : {}) }) as tf.Tensor2D;
@@ -183,11 +198,12 @@ export function linear(
     y = (options.frozen === true ? frozenMatMul : mm)(x, weightInOut) as tf.Tensor2D;
     if (bias !== undefined) y = tf.add(y, bias);
   }
-  const lora = options.lora;
-  if (lora === undefined) return y;
-  // The scale goes on the [N, r] intermediate, the smallest tensor of the term.
-  const xa = tf.mul(mm(x, lora.a), lora.scale) as tf.Tensor2D;
-  return tf.add(y, mm(xa, lora.b)) as tf.Tensor2D;
+  if (lora !== undefined) {
+    // The scale goes on the [N, r] intermediate, the smallest tensor of the term.
+    const xa = tf.mul(mm(x, lora.a), lora.scale) as tf.Tensor2D;
+    y = tf.add(y, mm(xa, lora.b)) as tf.Tensor2D;
+  }
+  return residual === undefined ? y : (tf.add(residual, y) as tf.Tensor2D);
 }
 
 /** RMSNorm: `w ⊙ x / sqrt(mean(x²) + eps)` over the last axis (no mean subtraction, no `1 + w`). */
@@ -301,7 +317,12 @@ export function mlp(
   up: tf.Tensor2D,
   down: tf.Tensor2D,
   biases?: { gate?: tf.Tensor1D; up?: tf.Tensor1D; down?: tf.Tensor1D },
-  options: { frozen?: boolean; lora?: { gate?: LowRank; up?: LowRank; down?: LowRank } } = {},
+  options: {
+    frozen?: boolean;
+    lora?: { gate?: LowRank; up?: LowRank; down?: LowRank };
+    /** Added to the output (see {@link LinearOptions.residual}). */
+    residual?: tf.Tensor2D;
+  } = {},
 ): tf.Tensor2D {
   const use = (lora: LowRank | undefined): LinearOptions => ({ frozen: options.frozen, lora });
   const gh = linear(h, gate, biases?.gate, use(options.lora?.gate));
@@ -309,7 +330,10 @@ export function mlp(
   const activated = fusedKernelsActive()
     ? fusedSwiGLU(gh, uh)
     : (tf.mul(tf.mul(gh, tf.sigmoid(gh)), uh) as tf.Tensor2D);
-  return linear(activated, down, biases?.down, use(options.lora?.down));
+  return linear(activated, down, biases?.down, {
+    ...use(options.lora?.down),
+    residual: options.residual,
+  });
 }
 
 /**

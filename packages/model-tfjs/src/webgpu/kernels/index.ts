@@ -6,6 +6,7 @@ import { registerAdamWKernels } from './adamw.ts';
 import { registerChunkedAddN } from './addn.ts';
 import { registerAttentionKernel } from './attention.ts';
 import { registerFusedKernels } from './fused.ts';
+import { registerKvCacheKernels } from './kv-cache.ts';
 import { registerSamplingKernel } from './sample.ts';
 
 /** Device facts the kernels depend on. */
@@ -18,6 +19,7 @@ export function registerWebGPUKernels(limits: KernelLimits): void {
   registerChunkedAddN(limits.maxStorageBuffersPerShaderStage);
   registerFusedKernels();
   registerAttentionKernel();
+  registerKvCacheKernels();
   registerSamplingKernel();
   registerAdamWKernels(limits.maxStorageBuffersPerShaderStage);
 }
