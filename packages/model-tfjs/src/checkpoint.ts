@@ -11,6 +11,7 @@ import { type CausalLMConfig, type CausalLMConfigInput, parseConfig } from './co
 import { CausalLM } from './model.ts';
 import { isIgnorableKey, parameterSpecs, transpose2d } from './parameters.ts';
 import { type NamedTensor, readCheckpointTensors } from './safetensors.ts';
+import { checkWasmWeights } from './wasm-memory.ts';
 
 /** Options of {@link loadCausalLM} and {@link createCausalLM}. */
 export interface LoadOptions extends BackendOptions {
@@ -44,9 +45,18 @@ async function readConfig(dir: string): Promise<CausalLMConfig> {
 /** Loads a local HF model folder onto the selected backend. */
 export async function loadCausalLM(dir: string, options: LoadOptions = {}): Promise<CausalLM> {
   const config = await readConfig(dir);
-  const tensors = await readCheckpointTensors(dir);
   const backend = await selectBackend(options);
+  checkFits(config, backend);
+  const tensors = await readCheckpointTensors(dir);
   return modelFromTensors(config, backend, tensors, options, dir);
+}
+
+/** Refuses, before any weight is read or drawn, a model the backend cannot hold. */
+function checkFits(config: CausalLMConfig, backend: BackendName): void {
+  if (backend !== 'wasm') return;
+  checkWasmWeights(
+    parameterSpecs(config).reduce((n, spec) => n + spec.shape.reduce((a, b) => a * b, 1), 0),
+  );
 }
 
 function modelFromTensors(
@@ -122,6 +132,8 @@ export async function createCausalLM(
     hidden_act: 'silu',
     ...configInput,
   });
+  const backend = await selectBackend(options);
+  checkFits(config, backend);
   const std =
     typeof config.raw.initializer_range === 'number' ? config.raw.initializer_range : 0.02;
   const rng = createRng(options.seed).split('init');
@@ -133,6 +145,5 @@ export async function createCausalLM(
     else if (spec.init === 'normal') for (let i = 0; i < n; i++) data[i] = rng.normal(0, std);
     tensors.set(spec.name, { dtype: config.dtype, shape: spec.shape, data });
   }
-  const backend = await selectBackend(options);
   return modelFromTensors(config, backend, tensors, options, 'createCausalLM');
 }

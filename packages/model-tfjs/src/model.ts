@@ -39,6 +39,7 @@ import {
   trainSupervisedStep,
 } from './train.ts';
 import { loadTrainingState, saveTrainingState } from './training-state.ts';
+import { wasmMatMul } from './wasm-kernels.ts';
 import { fusedEntropy, fusedKernelsActive, fusedTokenLogProbs } from './webgpu/kernels/fused.ts';
 import { webgpuBindingLimit } from './webgpu/setup.ts';
 import { blockRanges, joinHost, splitHost } from './webgpu/split.ts';
@@ -524,7 +525,13 @@ export class CausalLM implements Policy {
    */
   logits(hidden: tf.Tensor2D, options: { inference?: boolean } = {}): tf.Tensor2D {
     this.#checkLogitsSize(hidden.shape[0]);
-    if (options.inference !== true || !this.config.tieWordEmbeddings)
+    // The cached transposed head serves backends whose matmul wants the plain layout (XNNPACK:
+    // a matmul against a new transposed tensor repacks it every call); ours reads it in place.
+    if (
+      options.inference !== true ||
+      !this.config.tieWordEmbeddings ||
+      (this.backend === 'wasm' && wasmMatMul() === 'agentrl')
+    )
       return headLogits(this.config, this.weight, hidden, this.#blocks, this.#lora !== undefined);
     if (this.#inferenceHead === undefined) {
       const blocks = this.#blocks('model.embed_tokens.weight') ?? [

@@ -24,7 +24,7 @@ function swapLastTwo(x: tf.Tensor): tf.Tensor {
 }
 
 /** Whether the active backend's matmul reads a transposed operand at full speed. */
-function transposeFlagsAreFree(): boolean {
+export function transposeFlagsAreFree(): boolean {
   return fusedKernelsActive() || wasmMatMul() === 'agentrl';
 }
 

@@ -10,6 +10,8 @@ import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from './model.ts';
 import { pickLogProbs } from './ops.ts';
 import { AdamWState, applyAdamW, type OptimizerOptions } from './optimizer.ts';
+import { releasePackedPanels } from './wasm-kernels.ts';
+import { checkWasmTraining, isWasmHeapFailure, wasmHeapFailure } from './wasm-memory.ts';
 import { fusedKernelsActive, fusedTokenLogProbs } from './webgpu/kernels/fused.ts';
 
 /** One step sample of a policy update. Response token `j` sits at index `promptIds.length + j`. */
@@ -338,6 +340,11 @@ async function runJob(
       details: { field: 'model' },
     });
   }
+  if (model.backend === 'wasm') {
+    const trainable = model.trainableVariables().reduce((n, v) => n + v.size, 0);
+    checkWasmTraining(model.numParameters(), trainable, model.lora !== undefined);
+    releasePackedPanels();
+  }
   const pool = model.workerPool;
   if (pool !== undefined && lossFn !== undefined) {
     throw new InvalidInputError(
@@ -376,6 +383,10 @@ async function runJob(
     if (!skipped) model.weightsChanged();
     if (!skipped && pool !== undefined) await pool.syncWeights(model);
     return { loss, gradNorm, skipped, metrics };
+  } catch (error) {
+    if (model.backend === 'wasm' && isWasmHeapFailure(error))
+      throw wasmHeapFailure(error, tf.memory().numBytes);
+    throw error;
   } finally {
     if (local?.grads !== undefined) tf.dispose(local.grads);
   }

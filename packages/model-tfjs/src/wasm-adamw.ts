@@ -147,15 +147,15 @@ export class WasmAdamW {
     // The last n % 4 floats in JS, with the same float32 rounding after every operation.
     const heap = new Float32Array(this.#memory.buffer);
     for (let i = n4 * 4; i < n; i++) {
-      const g = f((heap[(ptr.grad >> 2) + i] as number) * c.gs);
-      const m2 = f(f((heap[(ptr.m >> 2) + i] as number) * c.b1) + f(g * c.ob1));
-      const v2 = f(f((heap[(ptr.v >> 2) + i] as number) * c.b2) + f(f(g * g) * c.ob2));
+      const g = f((heap[(ptr.grad >>> 2) + i] as number) * c.gs);
+      const m2 = f(f((heap[(ptr.m >>> 2) + i] as number) * c.b1) + f(g * c.ob1));
+      const v2 = f(f((heap[(ptr.v >>> 2) + i] as number) * c.b2) + f(f(g * g) * c.ob2));
       const update = f(f(m2 / c.bias1) / f(f(Math.sqrt(f(v2 / c.bias2))) + c.eps));
-      heap[(ptr.outParam >> 2) + i] = f(
-        f((heap[(ptr.param >> 2) + i] as number) * c.decay) - f(update * c.lr),
+      heap[(ptr.outParam >>> 2) + i] = f(
+        f((heap[(ptr.param >>> 2) + i] as number) * c.decay) - f(update * c.lr),
       );
-      heap[(ptr.outM >> 2) + i] = m2;
-      heap[(ptr.outV >> 2) + i] = v2;
+      heap[(ptr.outM >>> 2) + i] = m2;
+      heap[(ptr.outV >>> 2) + i] = v2;
     }
   }
 }

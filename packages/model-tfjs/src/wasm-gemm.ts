@@ -246,10 +246,10 @@ export class WasmGemm {
     // The last, partial panel: zero-padded, in JS (K × 8 floats).
     const heap = new Float32Array(this.#heap.memory.buffer);
     const width = N - full * PANEL;
-    const rs = b.rowStride >> 2;
-    const cs = b.colStride >> 2;
-    const base = (b.offset >> 2) + full * PANEL * cs;
-    let out = (dst >> 2) + full * K * PANEL;
+    const rs = b.rowStride >>> 2;
+    const cs = b.colStride >>> 2;
+    const base = (b.offset >>> 2) + full * PANEL * cs;
+    let out = (dst >>> 2) + full * K * PANEL;
     for (let k = 0; k < K; k++) {
       const src = base + k * rs;
       for (let j = 0; j < PANEL; j++)
@@ -331,8 +331,8 @@ export class WasmGemm {
     try {
       this.multiplyPacked(a, packed, scratch, width * 4, M, K, N);
       const heap = new Float32Array(this.#heap.memory.buffer);
-      const s = scratch >> 2;
-      const d = c >> 2;
+      const s = scratch >>> 2;
+      const d = c >>> 2;
       for (let i = 0; i < M; i++) heap.copyWithin(d + i * N, s + i * width, s + i * width + N);
     } finally {
       this.#heap.free(scratch);

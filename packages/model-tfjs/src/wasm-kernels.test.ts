@@ -4,7 +4,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from './backend.ts';
 import { webAssembly } from './wasm-emit.ts';
 import { gemmModuleBytes, relaxedSimdSupported, WasmGemm } from './wasm-gemm.ts';
-import { setWasmMatMul, wasmMatMul, wasmPackedBytes } from './wasm-kernels.ts';
+import {
+  releasePackedPanels,
+  setPackedPanelBudget,
+  setWasmMatMul,
+  wasmMatMul,
+  wasmPackedBytes,
+} from './wasm-kernels.ts';
 
 /** float64 `A · B` of row-major `[batch, M, K]` and `[batch, K, N]` (batch of B may be 1). */
 function reference(
@@ -238,6 +244,40 @@ describe('packed right operands kept for few-row products', () => {
     w.dispose();
     expect(wasmPackedBytes()).toBe(start);
     tf.dispose([x, y]);
+  });
+
+  it('packs per call past its budget (same products) and frees everything on release', () => {
+    const w = tf.tensor2d(values(24 * 40, 31), [24, 40]);
+    const v = tf.tensor2d(values(24 * 16, 32), [24, 16]);
+    const x = tf.tensor2d(values(3 * 24, 33), [3, 24]);
+    const cached = tf.matMul(x, w).dataSync() as Float32Array;
+    const before = wasmPackedBytes();
+    expect(before).toBeGreaterThanOrEqual(5 * 24 * 8 * 4);
+    // Room for nothing more: v is multiplied without being cached, with the same result.
+    setPackedPanelBudget(before);
+    try {
+      const want = reference(
+        x.dataSync() as Float32Array,
+        v.dataSync() as Float32Array,
+        1,
+        3,
+        24,
+        16,
+        1,
+      );
+      for (let round = 0; round < 2; round++) {
+        expectClose(tf.matMul(x, v).dataSync() as Float32Array, want, 24);
+        expect(wasmPackedBytes()).toBe(before);
+      }
+      expect(tf.matMul(x, w).dataSync()).toEqual(cached);
+    } finally {
+      setPackedPanelBudget();
+    }
+    expect(releasePackedPanels()).toBe(before);
+    expect(wasmPackedBytes()).toBe(0);
+    // Rebuilt on next use, same result.
+    expect(tf.matMul(x, w).dataSync()).toEqual(cached);
+    tf.dispose([w, v, x]);
   });
 });
 

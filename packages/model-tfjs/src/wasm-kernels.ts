@@ -12,6 +12,7 @@ import * as tf from '@tensorflow/tfjs';
 import { type AdamWStepScalars, WasmAdamW } from './wasm-adamw.ts';
 import { type WasmMemory, webAssembly } from './wasm-emit.ts';
 import { type StridedMatrix, WasmGemm, type WasmHeap } from './wasm-gemm.ts';
+import { WasmMemoryError } from './wasm-memory.ts';
 
 interface WasmBackendLike {
   readSync(dataId: unknown): ArrayLike<number>;
@@ -69,6 +70,34 @@ const gemms = new WeakMap<object, WasmGemm | null>();
 const CACHE_MAX_ROWS = 64;
 
 /**
+ * Heap bytes the packed-panel cache may hold. Past it, further operands are packed per call
+ * (slower decode, same results): the cache copies every weight a decode step multiplies, and
+ * for a model of ~2 GB (Qwen2.5-0.5B) weights plus copies would not fit the 4 GiB heap.
+ */
+const CACHE_BUDGET_BYTES = 2 ** 30;
+let cacheBudget = CACHE_BUDGET_BYTES;
+
+/** Sets the packed-panel budget (tests; no argument restores the default, 1 GiB). */
+export function setPackedPanelBudget(bytes: number = CACHE_BUDGET_BYTES): void {
+  cacheBudget = bytes;
+}
+
+/**
+ * `bytes` from the backend's allocator, as an unsigned address; a failed allocation (0) throws
+ * instead of letting a kernel write at address 0, which corrupts the heap.
+ */
+function heapAlloc(backend: WasmBackendLike, bytes: number): number {
+  const pointer = backend.wasm._malloc(bytes) >>> 0;
+  if (pointer === 0 && bytes > 0) {
+    throw new WasmMemoryError(
+      `the wasm heap has no room for ${bytes} bytes of matmul scratch (tensors hold ${tf.memory().numBytes} bytes; the heap holds 4 GiB at most): use smaller micro-batches or shorter sequences, or the webgpu backend`,
+      { bytes },
+    );
+  }
+  return pointer;
+}
+
+/**
  * Packed panels of right operands, by tensor data and transpose flag, for products with few rows
  * (a decode step multiplies 8 rows by every weight matrix: packing each weight on every call
  * would cost as much as the product). tfjs tensor data never changes, so an entry is valid until
@@ -93,7 +122,7 @@ class PackedCache {
     };
   }
 
-  /** The packed panels of `b` (packing them on first use). */
+  /** The packed panels of `b` (packing them on first use); `undefined` past the budget. */
   get(
     gemm: WasmGemm,
     b: tf.TensorInfo,
@@ -101,17 +130,23 @@ class PackedCache {
     transposeB: boolean,
     K: number,
     N: number,
-  ): number {
+  ): number | undefined {
     const list = this.#entries.get(b.dataId) ?? [];
     // Reshapes share data: the logical shape is part of the key.
     const hit = list.find((e) => e.transposeB === transposeB && e.K === K && e.N === N);
     if (hit !== undefined) return hit.pointer;
-    const pointer = this.#backend.wasm._malloc(WasmGemm.packedBytes(K, N)) >>> 0;
+    if (this.bytes + WasmGemm.packedBytes(K, N) > cacheBudget) return undefined;
+    const pointer = heapAlloc(this.#backend, WasmGemm.packedBytes(K, N));
     gemm.pack(matrix, K, N, pointer);
     list.push({ transposeB, K, N, pointer });
     this.bytes += WasmGemm.packedBytes(K, N);
     this.#entries.set(b.dataId, list);
     return pointer;
+  }
+
+  /** Frees every cached panel (they are rebuilt on next use). */
+  clear(): void {
+    for (const dataId of [...this.#entries.keys()]) this.#drop(dataId);
   }
 
   #drop(dataId: unknown): void {
@@ -129,6 +164,18 @@ const packedCaches = new WeakMap<object, PackedCache>();
 export function wasmPackedBytes(): number {
   if (tf.getBackend() !== 'wasm') return 0;
   return packedCaches.get(tf.backend() as unknown as object)?.bytes ?? 0;
+}
+
+/**
+ * Frees the active wasm backend's cached packed panels (a train step does this first: the panels
+ * speed up decoding, and the step needs the heap room more). Returns the bytes freed.
+ */
+export function releasePackedPanels(): number {
+  if (tf.getBackend() !== 'wasm') return 0;
+  const cache = packedCaches.get(tf.backend() as unknown as object);
+  const bytes = cache?.bytes ?? 0;
+  cache?.clear();
+  return bytes;
 }
 
 function packedCacheFor(backend: WasmBackendLike): PackedCache {
@@ -166,7 +213,7 @@ function gemmFor(backend: WasmBackendLike): WasmGemm | null {
   gemm = bindToHeap(backend, (memory) => {
     const heap: WasmHeap = {
       memory,
-      malloc: (bytes) => backend.wasm._malloc(bytes) >>> 0,
+      malloc: (bytes) => heapAlloc(backend, bytes),
       free: (pointer) => backend.wasm._free(pointer),
     };
     return new WasmGemm(heap);
@@ -305,14 +352,16 @@ function batchMatMul(args: KernelArgs): tf.TensorInfo {
   const singleB = outerB.reduce((x, y) => x * y, 1) === 1;
   if (singleB && K > 0 && M <= CACHE_MAX_ROWS) {
     const packed = packedCacheFor(backend).get(gemm, b, bMatrix(0), transposeB, K, N);
-    for (let i = 0; i < batch; i++) {
-      gemm.multiplyPackedInto(aMatrix(aIndex(i)), packed, cBase + i * M * N * 4, M, K, N);
+    if (packed !== undefined) {
+      for (let i = 0; i < batch; i++) {
+        gemm.multiplyPackedInto(aMatrix(aIndex(i)), packed, cBase + i * M * N * 4, M, K, N);
+      }
+      return out;
     }
-    return out;
   }
   if (singleB && batch > 1 && K > 0) {
     // One right operand for every batch entry: pack it once.
-    const packed = backend.wasm._malloc(WasmGemm.packedBytes(K, N)) >>> 0;
+    const packed = heapAlloc(backend, WasmGemm.packedBytes(K, N));
     try {
       gemm.pack(bMatrix(0), K, N, packed);
       for (let i = 0; i < batch; i++) {
