@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCausalLM, loadCausalLM } from '../checkpoint.ts';
 import type { CausalLMConfigInput } from '../config.ts';
+import { expectCacheMatchesFullForward } from '../test-generation.ts';
 import { probeWebGPUAdapter } from './setup.ts';
 
 const adapter = await probeWebGPUAdapter().catch(() => undefined);
@@ -108,21 +109,7 @@ describe.skipIf(adapter === undefined)(`other checkpoints on webgpu${skipReason}
       });
       expect((await gpu.generate(prompts, greedy)).tokenIds).toEqual(wantTokens);
       // Sampled tokens' log-probs from the KV-cache path equal the full forward pass's.
-      const sampled = await gpu.generate(prompts, {
-        maxNewTokens: 5,
-        temperature: 1,
-        seed: 3,
-        stopTokenIds: [],
-      });
-      const full = await gpu.tokenLogProbs(
-        prompts.map((p, b) => [...p, ...(sampled.tokenIds[b] as number[])]),
-      );
-      prompts.forEach((p, b) => {
-        const tail = (full[b] as number[]).slice(p.length - 1);
-        tail.forEach((v, i) => {
-          expect(Math.abs(v - ((sampled.logProbs[b] as number[])[i] as number))).toBeLessThan(1e-4);
-        });
-      });
+      await expectCacheMatchesFullForward(gpu, prompts, 5, 3);
       gpu.dispose();
     },
   );

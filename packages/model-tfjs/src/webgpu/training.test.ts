@@ -4,6 +4,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import type { BackendName } from '../backend.ts';
 import { loadCausalLM } from '../checkpoint.ts';
+import { expectCacheMatchesFullForward } from '../test-generation.ts';
 import { probeWebGPUAdapter } from './setup.ts';
 
 const fixtureDir = fileURLToPath(
@@ -130,22 +131,7 @@ describe.skipIf(adapter === undefined)(`training on webgpu against cpu${skipReas
   it('gives KV-cache sampling log-probs equal to the full forward pass', async () => {
     const model = await loadCausalLM(fixtureDir, { backend: 'webgpu' });
     const prompts = sequences.slice(0, 3).map((s) => s.slice(0, 5));
-    const out = await model.generate(prompts, {
-      maxNewTokens: 6,
-      temperature: 1,
-      seed: 11,
-      stopTokenIds: [],
-    });
-    const full = await model.tokenLogProbs(
-      prompts.map((p, b) => [...p, ...(out.tokenIds[b] as number[])]),
-    );
-    prompts.forEach((p, b) => {
-      const tail = (full[b] as number[]).slice(p.length - 1);
-      expect(tail).toHaveLength(6);
-      tail.forEach((v, i) => {
-        expect(Math.abs(v - ((out.logProbs[b] as number[])[i] as number))).toBeLessThan(1e-4);
-      });
-    });
+    await expectCacheMatchesFullForward(model, prompts, 6, 11);
     model.dispose();
   });
 });

@@ -68,38 +68,22 @@ const valueBody = (hasPast: boolean) => `
   let n = (bh / uniforms.nkv) * uniforms.T + (s - uniforms.Sp);
   result[index] = x[n * uniforms.nkv * d + (bh % uniforms.nkv) * d + k];`;
 
-function keysKernel(hasPast: boolean): ProgramKernel {
-  const inputs = hasPast ? ['x', 'cosT', 'sinT', 'past'] : ['x', 'cosT', 'sinT'];
+/** The keys' or values' kernel, appending to a cache (`hasPast`) or starting one. */
+function cacheKernel(kind: 'keys' | 'values', hasPast: boolean): ProgramKernel {
+  const keys = kind === 'keys';
+  const inputs = [...(keys ? ['x', 'cosT', 'sinT'] : ['x']), ...(hasPast ? ['past'] : [])];
   return {
     inputs,
     build: (list, attrs) => {
-      const { B, nkv, T, d, Sp, S } = dims(list[0] as tf.TensorInfo, attrs, list[3], 3);
+      // Cached keys hold positions on axis 3 ([B, nkv, d, S]), values on axis 2 ([B, nkv, S, d]).
+      const past = hasPast ? list[list.length - 1] : undefined;
+      const { B, nkv, T, d, Sp, S } = dims(list[0] as tf.TensorInfo, attrs, past, keys ? 3 : 2);
       return {
         program: elementwiseProgram(
-          hasPast ? 'append_keys' : 'new_keys',
+          `${hasPast ? 'append' : 'new'}_${kind}`,
           inputs,
-          [B, nkv, d, S],
-          keyBody(hasPast),
-          UNIFORMS,
-        ),
-        uniforms: uniforms(d, nkv, T, Sp),
-      };
-    },
-  };
-}
-
-function valuesKernel(hasPast: boolean): ProgramKernel {
-  const inputs = hasPast ? ['x', 'past'] : ['x'];
-  return {
-    inputs,
-    build: (list, attrs) => {
-      const { B, nkv, T, d, Sp, S } = dims(list[0] as tf.TensorInfo, attrs, list[1], 2);
-      return {
-        program: elementwiseProgram(
-          hasPast ? 'append_values' : 'new_values',
-          inputs,
-          [B, nkv, S, d],
-          valueBody(hasPast),
+          keys ? [B, nkv, d, S] : [B, nkv, S, d],
+          (keys ? keyBody : valueBody)(hasPast),
           UNIFORMS,
         ),
         uniforms: uniforms(d, nkv, T, Sp),
@@ -111,10 +95,10 @@ function valuesKernel(hasPast: boolean): ProgramKernel {
 /** Registers the four kernels on the webgpu backend (idempotent). */
 export function registerKvCacheKernels(): void {
   registerProgramKernels({
-    [KV_CACHE_KERNELS.appendKeys]: keysKernel(true),
-    [KV_CACHE_KERNELS.newKeys]: keysKernel(false),
-    [KV_CACHE_KERNELS.appendValues]: valuesKernel(true),
-    [KV_CACHE_KERNELS.newValues]: valuesKernel(false),
+    [KV_CACHE_KERNELS.appendKeys]: cacheKernel('keys', true),
+    [KV_CACHE_KERNELS.newKeys]: cacheKernel('keys', false),
+    [KV_CACHE_KERNELS.appendValues]: cacheKernel('values', true),
+    [KV_CACHE_KERNELS.newValues]: cacheKernel('values', false),
   });
 }
 
