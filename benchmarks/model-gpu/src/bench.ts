@@ -14,7 +14,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { backendInfo, selectBackend, webgpuAdapter, webgpuBindingLimit } from '@agentrl/model-tfjs';
+import {
+  adapterName,
+  backendInfo,
+  selectBackend,
+  webgpuAdapter,
+  webgpuBindingLimit,
+} from '@agentrl/model-tfjs';
 import {
   type BenchReport,
   computeRatios,
@@ -75,9 +81,7 @@ if (sides.has('tfjs')) {
     webgpuInfo = backendInfo();
     if (adapter !== undefined) {
       gpuInfo = {
-        name:
-          [adapter.vendor, adapter.architecture, adapter.device].filter(Boolean).join(' ') ||
-          (adapter.software ? 'software adapter (no name reported)' : 'adapter (no name reported)'),
+        name: adapterName(adapter),
         driver: adapter.driver || 'not reported',
         software: adapter.software,
         ...(nvidiaSmi === undefined ? {} : { nvidiaSmi }),

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alfworldParser } from '@agentrl/env-alfworld';
+import { backendInfo } from '@agentrl/model-tfjs';
 import { describe, expect, it } from 'vitest';
 import { expertResponse } from './compact-prompt.ts';
 import { runDemo, SMOKE_BUDGET } from './demo.ts';
@@ -16,6 +17,12 @@ describe('the alfworld-gigpo demo', () => {
     expect(existsSync(result.reportPath)).toBe(true);
     expect(readFileSync(result.reportPath, 'utf8')).toContain('after GiGPO');
     expect(readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').length).toBe(3);
+    // The backend model-tfjs chose is kept with the run (with the adapter on webgpu).
+    const info = JSON.parse(readFileSync(join(runDir, 'config.resolved.json'), 'utf8')) as {
+      model?: { backend?: string; parameters?: number };
+    };
+    expect(info.model?.backend).toBe(backendInfo().backend);
+    expect(info.model?.parameters).toBe(result.parameters);
   });
 
   it('decodes an expert response back to the action the parser reads as valid', () => {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { backendInfo, describeAdapter } from '@agentrl/model-tfjs';
 import {
   collectDemonstrations,
   createConsoleProgress,
@@ -117,8 +118,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   await mkdir(options.runDir, { recursive: true });
 
   const { tokenizer, model, policy } = await createTinyAgent(b, seed);
+  // The backend model-tfjs chose and, on webgpu, the adapter: logged and kept in the run info.
+  const compute = backendInfo();
+  const adapter = compute.adapter;
   say(
-    `agentrl demo (${b.name}): ${model.numParameters().toLocaleString('en')} parameters, vocabulary ${tokenizer.vocabSize}, backend ${model.backend}`,
+    `agentrl demo (${b.name}): ${model.numParameters().toLocaleString('en')} parameters, vocabulary ${tokenizer.vocabSize}, backend ${model.backend}${adapter ? ` (${describeAdapter(adapter)})` : ''}`,
   );
   await writeRunInfo(options.runDir, {
     command: 'alfworld-gigpo demo',
@@ -129,6 +133,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       prompt: 'compact',
       vocabulary: tokenizer.vocab,
     },
+    model: JSON.parse(JSON.stringify({ parameters: model.numParameters(), ...compute })) as Record<
+      string,
+      unknown
+    >,
   });
   lap('setup');
 

@@ -79,8 +79,10 @@ export {
 } from './webgpu/kernels/fused.ts';
 export { sampleTokensOnGpu, setGpuSampling } from './webgpu/kernels/sample.ts';
 export {
+  adapterName,
   backendInfo,
   countWebGPUDispatches,
+  describeAdapter,
   initWebGPU,
   probeWebGPUAdapter,
   setWebGPUBindingLimit,

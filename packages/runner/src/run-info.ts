@@ -7,17 +7,23 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashFileSync, hashText, writeJsonAtomic } from './files.ts';
 
-/** Versions of the `@agentrl/*` packages the runner resolves, plus the runner's own. */
-export function packageVersions(): Record<string, string> {
+/** What `packageVersions` records for the runner when no package.json sits beside its code. */
+export const BUNDLED_VERSION = 'unknown (no package.json beside the code: a bundle)';
+
+/**
+ * Versions of the `@agentrl/*` packages the runner resolves, plus the runner's own, read from
+ * the package folder `root` (default: this package's). A bundled run (e.g. packed for an offline
+ * GPU machine) has no package.json there and records {@link BUNDLED_VERSION}.
+ */
+export function packageVersions(
+  root: URL = new URL('../', import.meta.url),
+): Record<string, string> {
   const out: Record<string, string> = {};
-  const own = JSON.parse(
-    readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8'),
-  ) as {
-    name: string;
-    version: string;
-  };
+  const ownPath = fileURLToPath(new URL('package.json', root));
+  if (!existsSync(ownPath)) return { '@agentrl/runner': BUNDLED_VERSION };
+  const own = JSON.parse(readFileSync(ownPath, 'utf8')) as { name: string; version: string };
   out[own.name] = own.version;
-  const scope = fileURLToPath(new URL('../node_modules/@agentrl/', import.meta.url));
+  const scope = fileURLToPath(new URL('node_modules/@agentrl/', root));
   if (existsSync(scope)) {
     for (const name of readdirSync(scope)) {
       const pkg = join(scope, name, 'package.json');

@@ -17,6 +17,7 @@ import { ConfigError, DataError } from '@agentrl/core';
 import {
   backendInfo,
   type CausalLM,
+  describeAdapter,
   LORA_TARGETS,
   type LoRAAdapters,
   loadCausalLM,
@@ -462,7 +463,7 @@ export async function createTfjsModel(
   const compute = backendInfo();
   const adapter = compute.adapter;
   context.logger.info(
-    `model ${model.path}: ${causalLM.numParameters()} parameters on ${causalLM.backend}${adapter ? ` (${adapter.vendor} ${adapter.device}, ${adapter.driver})` : ''}`,
+    `model ${model.path}: ${causalLM.numParameters()} parameters on ${causalLM.backend}${adapter ? ` (${describeAdapter(adapter)})` : ''}`,
   );
   // Weights that are not a LoRA checkpoint are the base of the adapters, enabled after loading.
   const weightsAreBase = weights !== undefined && !existsSync(join(weights, LORA_BASE_FILE));

@@ -1,6 +1,7 @@
 import { isAgentRLError } from '@agentrl/core';
 import { describe, expect, it } from 'vitest';
 import {
+  describeAdapter,
   filterRequiredFeatures,
   initWebGPU,
   isSoftwareAdapter,
@@ -62,6 +63,18 @@ describe('webgpu set-up helpers', () => {
       maxStorageBufferBindingSize: 2_147_483_644,
       features: ['timestamp-query'],
     });
+    expect(describeAdapter(summary)).toBe('nvidia hopper H100, driver NVIDIA: 580');
+    // lavapipe reports empty strings: the line says what it is instead of "( , )".
+    expect(
+      describeAdapter({
+        ...summary,
+        vendor: '',
+        architecture: '',
+        device: '',
+        driver: '',
+        software: true,
+      }),
+    ).toBe('software adapter (no name reported), driver not reported');
   });
 
   it('names what to install and VK_DRIVER_FILES when no adapter appears', async () => {

@@ -39,6 +39,22 @@ export interface WebGPUAdapterSummary {
   readonly features: readonly string[];
 }
 
+/**
+ * An adapter's name for logs and reports: vendor, architecture and device; adapters that report
+ * none (lavapipe reports empty strings) say what they are.
+ */
+export function adapterName(adapter: WebGPUAdapterSummary): string {
+  return (
+    [adapter.vendor, adapter.architecture, adapter.device].filter(Boolean).join(' ') ||
+    (adapter.software ? 'software adapter (no name reported)' : 'adapter (no name reported)')
+  );
+}
+
+/** {@link adapterName} and the driver, in one line. */
+export function describeAdapter(adapter: WebGPUAdapterSummary): string {
+  return `${adapterName(adapter)}, driver ${adapter.driver || 'not reported'}`;
+}
+
 /** The adapter limit everyone hits: a binding may not exceed this many bytes (spec §3). */
 export const MAX_BINDING_BYTES_H100 = 2_147_483_644;
 
