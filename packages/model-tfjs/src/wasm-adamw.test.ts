@@ -2,20 +2,11 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { selectBackend } from './backend.ts';
 import { AdamWState, applyAdamW, globalNorm, type OptimizerOptions } from './optimizer.ts';
+import { uniformFloats } from './test-models.ts';
 import { wasmOptimizerKernelsActive } from './wasm-kernels.ts';
 
 // Sizes with every remainder mod 4 (the SIMD loop's tail runs in JS).
 const SHAPES: number[][] = [[7], [3, 5], [4, 4], [2, 3, 3], [1]];
-
-function values(n: number, seed: number, scale: number): Float32Array {
-  const out = new Float32Array(n);
-  let x = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    x = (x * 1664525 + 1013904223) >>> 0;
-    out[i] = ((x / 2 ** 32) * 2 - 1) * scale;
-  }
-  return out;
-}
 
 /** Runs `steps` AdamW steps on `backend` from fixed parameters and gradients; returns every value. */
 async function run(backend: 'cpu' | 'wasm', options: OptimizerOptions, steps: number) {
@@ -23,7 +14,7 @@ async function run(backend: 'cpu' | 'wasm', options: OptimizerOptions, steps: nu
   const variables = SHAPES.map((shape, i) =>
     tf.variable(
       tf.tensor(
-        values(
+        uniformFloats(
           shape.reduce((a, b) => a * b, 1),
           i + 1,
           1,
@@ -37,7 +28,7 @@ async function run(backend: 'cpu' | 'wasm', options: OptimizerOptions, steps: nu
   for (let s = 0; s < steps; s++) {
     const grads = SHAPES.map((shape, i) =>
       tf.tensor(
-        values(
+        uniformFloats(
           shape.reduce((a, b) => a * b, 1),
           100 * s + i + 7,
           0.3 * (s + 1),

@@ -7,17 +7,8 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from './backend.ts';
 import { AdamWState, applyAdamW } from './optimizer.ts';
+import { uniformFloats } from './test-models.ts';
 import { setWasmMatMul } from './wasm-kernels.ts';
-
-function values(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let x = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    x = (x * 1664525 + 1013904223) >>> 0;
-    out[i] = (x / 2 ** 32) * 2 - 1;
-  }
-  return out;
-}
 
 const offset = (t: tf.Tensor) =>
   (
@@ -38,8 +29,8 @@ describe('wasm kernels above 2 GiB of heap', () => {
     // N = 13: one full 8-column panel plus a partial one packed in JS, the result copied out of
     // scratch; M = 70 rows: past the panel cache, packed per call.
     const [M, K, N] = [70, 19, 13];
-    const a = tf.tensor2d(values(M * K, 1), [M, K]);
-    const bT = tf.tensor2d(values(N * K, 2), [N, K]);
+    const a = tf.tensor2d(uniformFloats(M * K, 1), [M, K]);
+    const bT = tf.tensor2d(uniformFloats(N * K, 2), [N, K]);
     expect(offset(a)).toBeGreaterThan(2 ** 31);
     const got = tf.matMul(a, bT, false, true).dataSync() as Float32Array;
     const av = a.dataSync();
@@ -56,8 +47,8 @@ describe('wasm kernels above 2 GiB of heap', () => {
   });
 
   it('take an AdamW step on a parameter whose size leaves a tail for JS (7 values)', async () => {
-    const start = values(7, 3);
-    const grad = values(7, 4);
+    const start = uniformFloats(7, 3);
+    const grad = uniformFloats(7, 4);
     const p = tf.variable(tf.tensor1d(start));
     expect(offset(p)).toBeGreaterThan(2 ** 31);
     const state = new AdamWState();

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from './backend.ts';
+import { uniformFloats } from './test-models.ts';
 import { webAssembly } from './wasm-emit.ts';
 import { gemmModuleBytes, relaxedSimdSupported, WasmGemm } from './wasm-gemm.ts';
 import {
@@ -33,16 +34,6 @@ function reference(
         out[(s * M + i) * N + j] = sum;
       }
     }
-  }
-  return out;
-}
-
-function values(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let x = seed * 2654435761;
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    out[i] = (x / 2 ** 32) * 2 - 1;
   }
   return out;
 }
@@ -89,8 +80,8 @@ describe('wasm matrix product (relaxed SIMD)', () => {
         fc.integer({ min: 0, max: 1000 }),
         (batch, M, K, N, transposeA, transposeB, sharedB, seed) => {
           const bBatch = sharedB ? 1 : batch;
-          const a = values(batch * M * K, seed);
-          const b = values(bBatch * K * N, seed + 1);
+          const a = uniformFloats(batch * M * K, seed);
+          const b = uniformFloats(bBatch * K * N, seed + 1);
           const want = reference(a, b, batch, M, K, N, bBatch);
           const got = tf.tidy(() => {
             let ta = tf.tensor3d(a, [batch, M, K]);
@@ -110,8 +101,8 @@ describe('wasm matrix product (relaxed SIMD)', () => {
   });
 
   it('broadcasts multi-dimensional outer dimensions like numpy', () => {
-    const a = values(2 * 1 * 3 * 5, 7);
-    const b = values(1 * 3 * 5 * 4, 8);
+    const a = uniformFloats(2 * 1 * 3 * 5, 7);
+    const b = uniformFloats(1 * 3 * 5 * 4, 8);
     const got = tf.tidy(() =>
       tf.matMul(tf.tensor4d(a, [2, 1, 3, 5]), tf.tensor4d(b, [1, 3, 5, 4])).dataSync(),
     );
@@ -125,8 +116,8 @@ describe('wasm matrix product (relaxed SIMD)', () => {
   });
 
   it('gives the same product as the backend own XNNPACK kernel, which stays selectable', () => {
-    const a = tf.tensor2d(values(37 * 64, 3), [37, 64]);
-    const b = tf.tensor2d(values(64 * 50, 4), [64, 50]);
+    const a = tf.tensor2d(uniformFloats(37 * 64, 3), [37, 64]);
+    const b = tf.tensor2d(uniformFloats(64 * 50, 4), [64, 50]);
     const ours = tf.matMul(a, b).dataSync();
     setWasmMatMul('xnnpack');
     try {
@@ -140,8 +131,8 @@ describe('wasm matrix product (relaxed SIMD)', () => {
   });
 
   it('propagates gradients through transposed products (the matmul gradient uses the flags)', () => {
-    const x = tf.tensor2d(values(6 * 9, 5), [6, 9]);
-    const w = tf.tensor2d(values(9 * 11, 6), [9, 11]);
+    const x = tf.tensor2d(uniformFloats(6 * 9, 5), [6, 9]);
+    const w = tf.tensor2d(uniformFloats(9 * 11, 6), [9, 11]);
     const [gx, gw] = tf.grads((p: tf.Tensor, q: tf.Tensor) => tf.sum(tf.square(tf.matMul(p, q))))([
       x,
       w,
@@ -165,8 +156,8 @@ describe('wasm matrix product (relaxed SIMD)', () => {
   });
 
   it('frees its scratch space: the heap stays flat over repeated products', () => {
-    const a = tf.tensor2d(values(33 * 70, 9), [33, 70]);
-    const b = tf.tensor2d(values(70 * 13, 10), [70, 13]);
+    const a = tf.tensor2d(uniformFloats(33 * 70, 9), [33, 70]);
+    const b = tf.tensor2d(uniformFloats(70 * 13, 10), [70, 13]);
     const before = tf.memory().numTensors;
     for (let i = 0; i < 5; i++) tf.matMul(a, b).dispose();
     const heapBefore = (tf.memory() as { numBytes: number }).numBytes;
@@ -190,8 +181,8 @@ describe('wasm matrix product (relaxed SIMD)', () => {
     });
     const heap = new Float32Array(memory.buffer);
     const [M, K, N] = [5, 6, 7];
-    const a = values(M * K, 11);
-    const b = values(K * N, 12);
+    const a = uniformFloats(M * K, 11);
+    const b = uniformFloats(K * N, 12);
     heap.set(a, 0);
     heap.set(b, 64);
     gemm.multiply(
@@ -213,9 +204,9 @@ describe('packed right operands kept for few-row products', () => {
   });
 
   it('reuses packing per data, shape and transpose flag, and frees it with the tensor', () => {
-    const w = tf.tensor2d(values(24 * 40, 21), [24, 40]);
-    const x = tf.tensor2d(values(3 * 24, 22), [3, 24]);
-    const y = tf.tensor2d(values(3 * 40, 23), [3, 40]);
+    const w = tf.tensor2d(uniformFloats(24 * 40, 21), [24, 40]);
+    const x = tf.tensor2d(uniformFloats(3 * 24, 22), [3, 24]);
+    const y = tf.tensor2d(uniformFloats(3 * 40, 23), [3, 40]);
     // The same data as [24, 40], transposed [40, 24] and reshaped [40, 24]: three packings.
     const want = [
       reference(x.dataSync() as Float32Array, w.dataSync() as Float32Array, 1, 3, 24, 40, 1),
@@ -247,9 +238,9 @@ describe('packed right operands kept for few-row products', () => {
   });
 
   it('packs per call past its budget (same products) and frees everything on release', () => {
-    const w = tf.tensor2d(values(24 * 40, 31), [24, 40]);
-    const v = tf.tensor2d(values(24 * 16, 32), [24, 16]);
-    const x = tf.tensor2d(values(3 * 24, 33), [3, 24]);
+    const w = tf.tensor2d(uniformFloats(24 * 40, 31), [24, 40]);
+    const v = tf.tensor2d(uniformFloats(24 * 16, 32), [24, 16]);
+    const x = tf.tensor2d(uniformFloats(3 * 24, 33), [3, 24]);
     const cached = tf.matMul(x, w).dataSync() as Float32Array;
     const before = wasmPackedBytes();
     expect(before).toBeGreaterThanOrEqual(5 * 24 * 8 * 4);
@@ -287,7 +278,7 @@ describe('wasm Sum over leading axes', () => {
   });
 
   it('sums leading axes as column sums and leaves other reductions to the backend', () => {
-    const data = values(5 * 3 * 4, 31);
+    const data = uniformFloats(5 * 3 * 4, 31);
     const x = tf.tensor3d(data, [5, 3, 4]);
     const expectSum = (axis: number | number[], keepDims: boolean) => {
       const got = tf.sum(x, axis, keepDims);
@@ -328,7 +319,7 @@ describe('wasm Identity', () => {
   });
 
   it('shares the data of its input (no copy), which outlives either tensor alone', () => {
-    const x = tf.tensor2d(values(64 * 8, 41), [64, 8]);
+    const x = tf.tensor2d(uniformFloats(64 * 8, 41), [64, 8]);
     const want = Array.from(x.dataSync());
     // Heap allocations of the backend (one per distinct tensor data).
     const buffers = () => (tf.backend() as unknown as { numDataIds(): number }).numDataIds();

@@ -8,7 +8,7 @@ import { selectBackend } from '../backend.ts';
 import { createCausalLM, loadCausalLM } from '../checkpoint.ts';
 import type { CausalLM } from '../model.ts';
 import { AdamWState, applyAdamW, globalNorm, type OptimizerOptions } from '../optimizer.ts';
-import { TINY_TEST_CONFIG } from '../test-models.ts';
+import { seededFloats, TINY_TEST_CONFIG } from '../test-models.ts';
 import { momentsGroupLimit, normGroupLimit } from './kernels/adamw.ts';
 import { setFusedKernels } from './kernels/fused.ts';
 import {
@@ -25,16 +25,6 @@ const adapter = await probeWebGPUAdapter().catch(() => undefined);
 const skipReason =
   adapter === undefined ? ' (skipped: no WebGPU adapter; see .ci/setup-vulkan.sh)' : '';
 if (skipReason !== '') console.log(`webgpu AdamW tests skipped${skipReason}`);
-
-function fill(n: number, seed: number, scale = 1): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed;
-  for (let i = 0; i < n; i++) {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    out[i] = (s / 2147483648 - 0.5) * 2 * scale;
-  }
-  return out;
-}
 
 // More parameters than one moments dispatch takes, of mixed shapes: one of 4096 elements, two of
 // 1600, the rest small.
@@ -72,7 +62,7 @@ async function threeSteps(backend: 'cpu' | 'webgpu', bindingLimit?: number): Pro
   const vars = shapes.map((s, i) =>
     tf.variable(
       tf.tensor(
-        fill(
+        seededFloats(
           s.reduce((a, b) => a * b, 1),
           i + 1,
         ),
@@ -96,7 +86,7 @@ async function threeSteps(backend: 'cpu' | 'webgpu', bindingLimit?: number): Pro
   let v: Float32Array[] = [];
   let layout: Run['layout'];
   for (let step = 0; step < 3; step++) {
-    const grads = vars.map((x, i) => tf.tensor(fill(x.size, 100 * step + i, 0.3), x.shape));
+    const grads = vars.map((x, i) => tf.tensor(seededFloats(x.size, 100 * step + i, 0.3), x.shape));
     const r = await applyAdamW(state, vars, grads, options);
     norms.push(r.gradNorm);
     tf.dispose(grads);
@@ -226,7 +216,7 @@ describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skip
 
   it('gives the gradient norm of more gradients than two levels of partial sums hold', async () => {
     const count = normGroupLimit() ** 2 + 3;
-    const data = Array.from({ length: count }, (_, i) => fill(3 + (i % 5), i, 0.1));
+    const data = Array.from({ length: count }, (_, i) => seededFloats(3 + (i % 5), i, 0.1));
     const normOn = async (backend: 'cpu' | 'webgpu') => {
       await selectBackend({ backend });
       const grads = data.map((d) => tf.tensor1d(d));
@@ -266,7 +256,7 @@ describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skip
   it('takes one dispatch per parameter plus a few per block on qwen2-tiny', async () => {
     const model = await loadCausalLM(fixtureDir, { backend: 'webgpu' });
     const vars = model.trainableVariables();
-    const grads = vars.map((v, i) => tf.tensor(fill(v.size, i, 0.01), v.shape));
+    const grads = vars.map((v, i) => tf.tensor(seededFloats(v.size, i, 0.01), v.shape));
     const count = async (fused: boolean) => {
       setFusedKernels(fused);
       const state = new AdamWState();

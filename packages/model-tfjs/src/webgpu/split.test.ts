@@ -2,6 +2,7 @@ import { isAgentRLError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../backend.ts';
+import { seededFloats } from '../test-models.ts';
 import { probeWebGPUAdapter, setWebGPUBindingLimit, webgpuBindingLimit } from './setup.ts';
 import { blockRanges, gatherSplitRows, matMulSplitRowsT, splitRows } from './split.ts';
 
@@ -15,19 +16,10 @@ const H = 24;
 const LIMIT = 8 * 1024; // bytes: the [300, 24] matrix (28.8 KB) needs 4 blocks of <= 85 rows
 const ids = [0, 5, 84, 85, 86, 170, 255, 299, 5, 299];
 
-function fill(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed;
-  for (let i = 0; i < n; i++) {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    out[i] = s / 2147483648 - 0.5;
-  }
-  return out;
-}
-const matrixData = fill(V * H, 3);
+const matrixData = seededFloats(V * H, 3, 0.5);
 const N = 6; // head rows: N · V · 4 = 7200 bytes of logits, under the limit too
-const xData = fill(N * H, 9);
-const dyData = fill(ids.length * H, 17);
+const xData = seededFloats(N * H, 9, 0.5);
+const dyData = seededFloats(ids.length * H, 17, 0.5);
 
 /** Reference on cpu with the whole matrix. */
 async function reference() {

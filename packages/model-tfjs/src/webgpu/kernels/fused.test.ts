@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../backend.ts';
 import { rotaryTables } from '../../ops.ts';
+import { seededFloats } from '../../test-models.ts';
 import { probeWebGPUAdapter } from '../setup.ts';
 import { attentionComposed, fusedAttention } from './attention.ts';
 import {
@@ -24,16 +25,6 @@ const skipReason =
   adapter === undefined ? ' (skipped: no WebGPU adapter; see .ci/setup-vulkan.sh)' : '';
 if (skipReason !== '') console.log(`fused webgpu kernel tests skipped${skipReason}`);
 
-function fill(n: number, seed: number, scale = 1): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed;
-  for (let i = 0; i < n; i++) {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    out[i] = (s / 2147483648 - 0.5) * 2 * scale;
-  }
-  return out;
-}
-
 interface Case {
   /** Float inputs (shape, data) that get gradients. */
   readonly inputs: { shape: number[]; data: Float32Array }[];
@@ -50,7 +41,7 @@ async function valueAndGrads(
 ): Promise<Float32Array[]> {
   await selectBackend({ backend });
   const xs = c.inputs.map((i) => tf.tensor(i.data, i.shape));
-  const cotangent = tf.tensor(fill(c.outSize, 99));
+  const cotangent = tf.tensor(seededFloats(c.outSize, 99));
   const value = (await op(xs).data()) as Float32Array;
   const grads = tf.grads((...args: tf.Tensor[]) =>
     tf.sum(tf.mul(tf.reshape(op(args), [-1]), cotangent)),
@@ -99,9 +90,9 @@ const longMask = () => tf.tensor4d(longMaskData, [1, 1, LT, LS]);
 const cases: Record<string, Case> = {
   'causal GQA attention over 72 keys (2 query heads on 1 kv head, d 16)': {
     inputs: [
-      { shape: [1, LT, 2, LD], data: fill(LT * 2 * LD, 31) },
-      { shape: [1, 1, LD, LS], data: fill(LD * LS, 32) },
-      { shape: [1, 1, LS, LD], data: fill(LS * LD, 33) },
+      { shape: [1, LT, 2, LD], data: seededFloats(LT * 2 * LD, 31) },
+      { shape: [1, 1, LD, LS], data: seededFloats(LD * LS, 32) },
+      { shape: [1, 1, LS, LD], data: seededFloats(LS * LD, 33) },
     ],
     fused: ([q, k, v]) =>
       fusedAttention(q as tf.Tensor4D, k as tf.Tensor4D, v as tf.Tensor4D, longMask()),
@@ -111,9 +102,9 @@ const cases: Record<string, Case> = {
   },
   'causal GQA attention (4 query heads on 2 kv heads, cached keys, padding)': {
     inputs: [
-      { shape: [B, AT, 4, d], data: fill(B * AT * 4 * d, 21) },
-      { shape: [B, 2, d, AS], data: fill(B * 2 * d * AS, 22) },
-      { shape: [B, 2, AS, d], data: fill(B * 2 * AS * d, 23) },
+      { shape: [B, AT, 4, d], data: seededFloats(B * AT * 4 * d, 21) },
+      { shape: [B, 2, d, AS], data: seededFloats(B * 2 * d * AS, 22) },
+      { shape: [B, 2, AS, d], data: seededFloats(B * 2 * AS * d, 23) },
     ],
     fused: ([q, k, v]) =>
       fusedAttention(q as tf.Tensor4D, k as tf.Tensor4D, v as tf.Tensor4D, attentionMask()),
@@ -123,8 +114,8 @@ const cases: Record<string, Case> = {
   },
   'RMSNorm (rows of 40, eps 1e-6)': {
     inputs: [
-      { shape: [2, 3, H], data: fill(N * H, 1, 3) },
-      { shape: [H], data: fill(H, 2) },
+      { shape: [2, 3, H], data: seededFloats(N * H, 1, 3) },
+      { shape: [H], data: seededFloats(H, 2) },
     ],
     fused: ([x, w]) => fusedRmsNorm(x as tf.Tensor, w as tf.Tensor1D, 1e-6),
     composed: ([x, w]) => rmsNormComposed(x as tf.Tensor, w as tf.Tensor1D, 1e-6),
@@ -132,15 +123,15 @@ const cases: Record<string, Case> = {
   },
   'SwiGLU (silu(gate) ⊙ up)': {
     inputs: [
-      { shape: [N, H], data: fill(N * H, 3, 4) },
-      { shape: [N, H], data: fill(N * H, 4) },
+      { shape: [N, H], data: seededFloats(N * H, 3, 4) },
+      { shape: [N, H], data: seededFloats(N * H, 4) },
     ],
     fused: ([g, u]) => fusedSwiGLU(g as tf.Tensor, u as tf.Tensor),
     composed: ([g, u]) => swigluComposed(g as tf.Tensor, u as tf.Tensor),
     outSize: N * H,
   },
   'rotary (half-split, [B, T, heads, d])': {
-    inputs: [{ shape: [B, T, heads, d], data: fill(B * T * heads * d, 5) }],
+    inputs: [{ shape: [B, T, heads, d], data: seededFloats(B * T * heads * d, 5) }],
     fused: ([x]) =>
       fusedRotary(
         x as tf.Tensor,
@@ -156,7 +147,7 @@ const cases: Record<string, Case> = {
     outSize: B * T * heads * d,
   },
   'rotary with tables repeated over heads ([B, T, heads, d])': {
-    inputs: [{ shape: [B, T, heads, d], data: fill(B * T * heads * d, 7) }],
+    inputs: [{ shape: [B, T, heads, d], data: seededFloats(B * T * heads * d, 7) }],
     fused: ([x]) =>
       fusedRotary(
         x as tf.Tensor,
@@ -172,13 +163,13 @@ const cases: Record<string, Case> = {
     outSize: B * T * heads * d,
   },
   'entropy of the softmax (V = 97)': {
-    inputs: [{ shape: [N, V], data: fill(N * V, 8, 8) }],
+    inputs: [{ shape: [N, V], data: seededFloats(N * V, 8, 8) }],
     fused: ([l]) => fusedEntropy(l as tf.Tensor2D),
     composed: ([l]) => entropyComposed(l as tf.Tensor2D),
     outSize: N,
   },
   'token log-probs (log-softmax gathered at the targets, V = 97)': {
-    inputs: [{ shape: [N, V], data: fill(N * V, 6, 8) }],
+    inputs: [{ shape: [N, V], data: seededFloats(N * V, 6, 8) }],
     fused: ([l]) => fusedTokenLogProbs(l as tf.Tensor2D, tf.tensor1d(targets, 'int32')),
     composed: ([l]) => tokenLogProbsComposed(l as tf.Tensor2D, tf.tensor1d(targets, 'int32')),
     outSize: N,
@@ -213,9 +204,12 @@ describe.skipIf(adapter === undefined)(`fused webgpu kernels${skipReason}`, () =
       bias2: 1 - 0.999 ** 3,
       gradScale: 0.5,
     };
-    const inputs = [fill(n, 11), fill(n, 12), fill(n, 13, 0.1), fill(n, 14, 0.01)].map((d, i) =>
-      i === 3 ? d.map(Math.abs) : d,
-    );
+    const inputs = [
+      seededFloats(n, 11),
+      seededFloats(n, 12),
+      seededFloats(n, 13, 0.1),
+      seededFloats(n, 14, 0.01),
+    ].map((d, i) => (i === 3 ? d.map(Math.abs) : d));
     const update = async (backend: 'cpu' | 'webgpu') => {
       await selectBackend({ backend });
       const [p, g, m, v] = inputs.map((d) => tf.tensor1d(d)) as [

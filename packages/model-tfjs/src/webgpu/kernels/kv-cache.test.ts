@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { selectBackend } from '../../backend.ts';
 import { rotaryTables } from '../../ops.ts';
+import { seededFloats } from '../../test-models.ts';
 import { countWebGPUDispatches, probeWebGPUAdapter } from '../setup.ts';
 import { appendKeys, appendValues } from './kv-cache.ts';
 
@@ -9,16 +10,6 @@ const adapter = await probeWebGPUAdapter().catch(() => undefined);
 const skipReason =
   adapter === undefined ? ' (skipped: no WebGPU adapter; see .ci/setup-vulkan.sh)' : '';
 if (skipReason !== '') console.log(`KV-cache webgpu kernel tests skipped${skipReason}`);
-
-function fill(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed;
-  for (let i = 0; i < n; i++) {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    out[i] = (s / 2147483648 - 0.5) * 2;
-  }
-  return out;
-}
 
 interface Shapes {
   readonly B: number;
@@ -38,10 +29,12 @@ async function appended(backend: 'cpu' | 'webgpu', s: Shapes) {
   const tables = rotaryTables(positions, invFreq);
   const cos = tf.tensor2d(tables.cos, [B * T, d]);
   const sin = tf.tensor2d(tables.sin, [B * T, d]);
-  const kx = tf.tensor2d(fill(B * T * nkv * d, 1), [B * T, nkv * d]);
-  const vx = tf.tensor2d(fill(B * T * nkv * d, 2), [B * T, nkv * d]);
-  const pastK = Sp > 0 ? tf.tensor4d(fill(B * nkv * d * Sp, 3), [B, nkv, d, Sp]) : undefined;
-  const pastV = Sp > 0 ? tf.tensor4d(fill(B * nkv * Sp * d, 4), [B, nkv, Sp, d]) : undefined;
+  const kx = tf.tensor2d(seededFloats(B * T * nkv * d, 1), [B * T, nkv * d]);
+  const vx = tf.tensor2d(seededFloats(B * T * nkv * d, 2), [B * T, nkv * d]);
+  const pastK =
+    Sp > 0 ? tf.tensor4d(seededFloats(B * nkv * d * Sp, 3), [B, nkv, d, Sp]) : undefined;
+  const pastV =
+    Sp > 0 ? tf.tensor4d(seededFloats(B * nkv * Sp * d, 4), [B, nkv, Sp, d]) : undefined;
   const { result, dispatches } =
     backend === 'webgpu'
       ? await countWebGPUDispatches(() => ({
