@@ -13,7 +13,7 @@ import {
   rmsNorm,
   rotary,
   rotaryTables,
-  transposeFlagsAreFree,
+  tiedHeadInPlace,
 } from './ops.ts';
 import { fusedKernelsActive } from './webgpu/kernels/fused.ts';
 import { appendKeys, appendValues } from './webgpu/kernels/kv-cache.ts';
@@ -221,9 +221,8 @@ export function headLogits(
     );
     return (parts.length === 1 ? parts[0] : tf.concat(parts, 1)) as tf.Tensor2D;
   }
-  if (config.tieWordEmbeddings && transposeFlagsAreFree() && !fusedKernelsActive()) {
-    // Our wasm matmul reads the embedding transposed in place: no [H, V] copy per call (544 MB
-    // for Qwen2.5-0.5B), and its packed panels are cached by the embedding's own data.
+  if (config.tieWordEmbeddings && tiedHeadInPlace()) {
+    // No [H, V] copy per call (544 MB for Qwen2.5-0.5B).
     return tf.matMul(hidden, get('model.embed_tokens.weight'), false, true) as tf.Tensor2D;
   }
   const head = config.tieWordEmbeddings

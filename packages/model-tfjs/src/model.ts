@@ -25,7 +25,13 @@ import {
 import { generateTokens } from './generate.ts';
 import type { ModelLogger } from './logger.ts';
 import { LoRAAdapters, type LoRAOptions } from './lora.ts';
-import { inverseFrequencies, pickLogProbs, rotateHalfMatrix, withoutGradients } from './ops.ts';
+import {
+  inverseFrequencies,
+  pickLogProbs,
+  rotateHalfMatrix,
+  tiedHeadInPlace,
+  withoutGradients,
+} from './ops.ts';
 import { WorkerPool } from './parallel.ts';
 import { type ParameterSpec, parameterSpecs } from './parameters.ts';
 import { type SaveOptions, saveCausalLM } from './save.ts';
@@ -39,7 +45,6 @@ import {
   trainSupervisedStep,
 } from './train.ts';
 import { loadTrainingState, saveTrainingState } from './training-state.ts';
-import { wasmMatMul } from './wasm-kernels.ts';
 import { fusedEntropy, fusedKernelsActive, fusedTokenLogProbs } from './webgpu/kernels/fused.ts';
 import { webgpuBindingLimit } from './webgpu/setup.ts';
 import { blockRanges, joinHost, splitHost } from './webgpu/split.ts';
@@ -490,7 +495,7 @@ export class CausalLM implements Policy {
     if (this.#merged === undefined) {
       const merged = new Map<string, tf.Tensor>();
       for (const name of lora.adapters.keys())
-        merged.set(name, tf.keep(tf.tidy(() => lora.effective(name, this.weight(name)))));
+        merged.set(name, tf.keep(tf.tidy(() => this.effectiveWeight(name))));
       this.#merged = merged;
     }
     return this.#merged;
@@ -527,11 +532,7 @@ export class CausalLM implements Policy {
     this.#checkLogitsSize(hidden.shape[0]);
     // The cached transposed head serves backends whose matmul wants the plain layout (XNNPACK:
     // a matmul against a new transposed tensor repacks it every call); ours reads it in place.
-    if (
-      options.inference !== true ||
-      !this.config.tieWordEmbeddings ||
-      (this.backend === 'wasm' && wasmMatMul() === 'agentrl')
-    )
+    if (options.inference !== true || !this.config.tieWordEmbeddings || tiedHeadInPlace())
       return headLogits(this.config, this.weight, hidden, this.#blocks, this.#lora !== undefined);
     if (this.#inferenceHead === undefined) {
       const blocks = this.#blocks('model.embed_tokens.weight') ?? [

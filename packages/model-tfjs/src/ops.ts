@@ -24,8 +24,16 @@ function swapLastTwo(x: tf.Tensor): tf.Tensor {
 }
 
 /** Whether the active backend's matmul reads a transposed operand at full speed. */
-export function transposeFlagsAreFree(): boolean {
+function transposeFlagsAreFree(): boolean {
   return fusedKernelsActive() || wasmMatMul() === 'agentrl';
+}
+
+/**
+ * Whether a tied head multiplies by the embedding read transposed in place (our wasm matmul,
+ * whose packed panels are cached by the embedding's own data) rather than by a transposed copy.
+ */
+export function tiedHeadInPlace(): boolean {
+  return wasmMatMul() === 'agentrl';
 }
 
 /** `a · b` for `[..., M, K] x [..., K, N]` whose forward and gradients are all untransposed matmuls. */

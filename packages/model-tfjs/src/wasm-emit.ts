@@ -18,6 +18,7 @@ interface WebAssemblyApi {
     imports: Record<string, Record<string, unknown>>,
   ) => { readonly exports: Record<string, unknown> };
   Memory: new (descriptor: { initial: number; maximum?: number }) => WasmMemory;
+  RuntimeError: typeof Error;
 }
 /** The engine's `WebAssembly` global, typed. */
 export const webAssembly = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;

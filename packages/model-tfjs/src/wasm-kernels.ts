@@ -12,7 +12,7 @@ import * as tf from '@tensorflow/tfjs';
 import { type AdamWStepScalars, WasmAdamW } from './wasm-adamw.ts';
 import { type WasmMemory, webAssembly } from './wasm-emit.ts';
 import { type StridedMatrix, WasmGemm, type WasmHeap } from './wasm-gemm.ts';
-import { WasmMemoryError } from './wasm-memory.ts';
+import { heapAllocationFailure } from './wasm-memory.ts';
 
 interface WasmBackendLike {
   readSync(dataId: unknown): ArrayLike<number>;
@@ -88,12 +88,7 @@ export function setPackedPanelBudget(bytes: number = CACHE_BUDGET_BYTES): void {
  */
 function heapAlloc(backend: WasmBackendLike, bytes: number): number {
   const pointer = backend.wasm._malloc(bytes) >>> 0;
-  if (pointer === 0 && bytes > 0) {
-    throw new WasmMemoryError(
-      `the wasm heap has no room for ${bytes} bytes of matmul scratch (tensors hold ${tf.memory().numBytes} bytes; the heap holds 4 GiB at most): use smaller micro-batches or shorter sequences, or the webgpu backend`,
-      { bytes },
-    );
-  }
+  if (pointer === 0 && bytes > 0) throw heapAllocationFailure(bytes, tf.memory().numBytes);
   return pointer;
 }
 

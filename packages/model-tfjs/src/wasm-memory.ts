@@ -6,6 +6,7 @@
  * kernel with that RuntimeError.
  */
 import { AgentRLError } from '@agentrl/core';
+import { webAssembly } from './wasm-emit.ts';
 
 /** The most a wasm32 heap can hold. */
 export const WASM_HEAP_BYTES = 2 ** 32;
@@ -56,15 +57,19 @@ export function checkWasmTraining(parameters: number, trainable: number, lora: b
   );
 }
 
-/** The engine's `WebAssembly.RuntimeError` (our lib settings leave the WebAssembly types out). */
-const RuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError: typeof Error } })
-  .WebAssembly.RuntimeError;
-
 /** Whether `error` is the wasm engine's failure when the heap is exhausted. */
 export function isWasmHeapFailure(error: unknown): boolean {
   return (
-    error instanceof RuntimeError &&
+    error instanceof webAssembly.RuntimeError &&
     /memory access out of bounds|out of memory|^Aborted\(/i.test((error as Error).message)
+  );
+}
+
+/** A failed allocation of `bytes` of kernel scratch (the allocator returned 0). */
+export function heapAllocationFailure(bytes: number, tensorBytes: number): WasmMemoryError {
+  return new WasmMemoryError(
+    `the wasm heap has no room for ${bytes} bytes of matmul scratch (tensors hold ${gib(tensorBytes)}; the heap holds ${gib(limit)} at most): use smaller micro-batches or shorter sequences, or ${ELSEWHERE}`,
+    { bytes, tensorBytes, limitBytes: limit },
   );
 }
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCausalLM } from './checkpoint.ts';
+import { TINY_TEST_CONFIG } from './test-models.ts';
 import { HFTokenizer, loadTokenizer } from './tokenizer.ts';
 import { buildWordVocabulary, writeTokenizerFiles } from './word-vocabulary.ts';
 
@@ -60,13 +61,8 @@ describe('word-level vocabularies', () => {
     const tokenizer = new HFTokenizer(buildWordVocabulary(texts));
     const model = await createCausalLM(
       {
+        ...TINY_TEST_CONFIG,
         vocab_size: tokenizer.vocabSize,
-        hidden_size: 16,
-        intermediate_size: 32,
-        num_hidden_layers: 1,
-        num_attention_heads: 2,
-        num_key_value_heads: 1,
-        tie_word_embeddings: true,
         eos_token_id: tokenizer.eosTokenIds[0],
       },
       { seed: 1, backend: 'cpu' },

@@ -77,6 +77,15 @@ function metrics(runDir: string): Record<string, number>[] {
     );
 }
 
+/** A run resumed from iteration 2 logged what the uninterrupted 3-iteration run logged. */
+function expectSameMetrics(summary: { resumedFrom?: number }, full: string, cut: string): void {
+  expect(summary.resumedFrom).toBe(2);
+  const expected = metrics(full);
+  expect(expected).toHaveLength(3);
+  expect(expected.some((m) => (m['update/rows'] ?? 0) > 0)).toBe(true);
+  expect(metrics(cut)).toEqual(expected);
+}
+
 async function weights(policy: TfjsTrainablePolicy): Promise<Float32Array[]> {
   return Promise.all(policy.model.variables().map(async (v) => (await v.data()) as Float32Array));
 }
@@ -107,12 +116,7 @@ describe('resuming a tfjs training run', () => {
     first.dispose();
     const resumed = await tinyPolicy(2);
     const summary = await new Trainer(options(cut, resumed, 3)).run({ resume: true });
-    expect(summary.resumedFrom).toBe(2);
-
-    const expected = metrics(full);
-    expect(expected).toHaveLength(3);
-    expect(expected.some((m) => (m['update/rows'] ?? 0) > 0)).toBe(true);
-    expect(metrics(cut)).toEqual(expected);
+    expectSameMetrics(summary, full, cut);
     expect(await weights(resumed)).toEqual(await weights(straight));
     straight.dispose();
     resumed.dispose();
@@ -158,12 +162,7 @@ describe('resuming a tfjs LoRA training run', () => {
     // adapters and their moments from the checkpoint.
     const resumed = await tinyPolicy(2);
     const summary = await new Trainer(options(cut, resumed, 3)).run({ resume: true });
-    expect(summary.resumedFrom).toBe(2);
-
-    const expected = metrics(full);
-    expect(expected).toHaveLength(3);
-    expect(expected.some((m) => (m['update/rows'] ?? 0) > 0)).toBe(true);
-    expect(metrics(cut)).toEqual(expected);
+    expectSameMetrics(summary, full, cut);
     expect(await adapters(resumed)).toEqual(await adapters(straight));
     expect(await weights(resumed)).toEqual(await weights(straight));
     // The merged F32 export and the adapter file of the last checkpoint, byte for byte.
