@@ -11,7 +11,10 @@ export function agentrlVitest(overrides: UserWorkspaceConfig['test'] = {}): User
     ssr: { resolve: { conditions, externalConditions: ['@agentrl/source'] } },
     test: {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      // Sized for the slowest machine CI may get, hooks as much as tests (vitest's 10 s hook
+      // default once failed a fresh 2-core machine); no test relies on finishing sooner.
       testTimeout: 60_000,
+      hookTimeout: 60_000,
       ...overrides,
     },
   };

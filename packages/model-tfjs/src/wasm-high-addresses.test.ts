@@ -1,7 +1,10 @@
 /**
  * Our wasm kernels on tensors placed past 2 GiB of the heap, where an address no longer fits a
  * signed 32-bit integer (a signed shift once sent the matmul's scratch copy to the heap's end).
- * A 2.1 GiB filler goes first, so everything after it lives above 2^31.
+ * A 2.1 GiB block reserved straight from the backend's allocator goes first, so everything after
+ * it lives above 2^31. The block is reserved, never written: growing wasm memory maps zeroed pages
+ * lazily, so the set-up costs milliseconds on any machine (a 2.1 GiB zero tensor was filled in JS
+ * and copied into the heap, which took 16 s on a slow machine).
  */
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,14 +18,21 @@ const offset = (t: tf.Tensor) =>
     tf.backend() as unknown as { dataIdMap: { get(id: unknown): { memoryOffset: number } } }
   ).dataIdMap.get(t.dataId).memoryOffset;
 
-let filler: tf.Tensor | undefined;
+interface WasmAllocator {
+  wasm: { _malloc(bytes: number): number; _free(pointer: number): void };
+}
+const allocator = () => tf.backend() as unknown as WasmAllocator;
+let filler = 0;
 
 beforeAll(async () => {
   await selectBackend({ backend: 'wasm' });
   setWasmMatMul('agentrl');
-  filler = tf.zeros([Math.round((2.1 * 2 ** 30) / 4)]);
+  filler = allocator().wasm._malloc(Math.round(2.1 * 2 ** 30)) >>> 0;
+  if (filler === 0) throw new Error('could not reserve the 2.1 GiB filler on the wasm heap');
 });
-afterAll(() => filler?.dispose());
+afterAll(() => {
+  if (filler !== 0) allocator().wasm._free(filler);
+});
 
 describe('wasm kernels above 2 GiB of heap', () => {
   it('multiply with a partial last panel and a transposed operand (JS packing and scratch paths)', () => {
