@@ -40,38 +40,52 @@ export class AlfworldEngine {
   /** The text dialect. */
   readonly dialect: AlfworldDialect;
 
-  // static tables
-  readonly #nO: number;
-  readonly #nR: number;
-  readonly #nL: number;
-  readonly #recsAtLoc: number[][];
-  readonly #located: number[];
-  readonly #goCmd: string[];
-  readonly #recByName: Map<string, number>;
-  readonly #objByName: Map<string, number>;
-  readonly #canContain: Uint8Array;
-  readonly #microwave: Uint8Array;
-  readonly #fridge: Uint8Array;
-  readonly #sink: Uint8Array;
-  readonly #knife: Uint8Array;
-  readonly #sliceables: number[];
-  readonly #targetObjs: number[];
-  readonly #targetRecs: number[];
-  readonly #lamps: number[];
+  // static tables, built once from the game
+  readonly #objectCount: number;
+  readonly #receptacleCount: number;
+  readonly #locationCount: number;
+  /** Receptacle ids standing at each location, in id order. */
+  readonly #receptaclesAt: number[][];
+  /** Receptacles that stand at a location (the ones `go to` can reach). */
+  readonly #placedReceptacles: number[];
+  /** `go to <name>` for each receptacle. */
+  readonly #goToCommand: string[];
+  readonly #receptacleByName: Map<string, number>;
+  readonly #objectByName: Map<string, number>;
+  /** `[receptacle * objectCount + object]` is 1 where the receptacle type can hold the object type. */
+  readonly #receptacleCanHold: Uint8Array;
+  readonly #isMicrowave: Uint8Array;
+  readonly #isFridge: Uint8Array;
+  readonly #isSink: Uint8Array;
+  readonly #isKnife: Uint8Array;
+  readonly #sliceableObjects: number[];
+  /** Objects and receptacles of the goal's types, and the lamps that count for a look-at goal. */
+  readonly #goalObjects: number[];
+  readonly #goalReceptacles: number[];
+  readonly #goalLamps: number[];
 
-  // dynamic state (spec §4.2, §4.3)
-  #here = 0;
-  #held = -1;
-  #inRec: Uint8Array;
-  #contents: number[][] = [];
-  #objAt: Uint8Array;
-  #notIn: Uint8Array;
-  #opened: Uint8Array;
-  #hot: Uint8Array;
-  #cool: Uint8Array;
-  #clean: Uint8Array;
-  #toggled: Uint8Array;
-  #sliced: Uint8Array;
+  // dynamic state, reset by reset()
+  #agentLocation = 0;
+  /** The object in hand, or -1. */
+  #heldObject = -1;
+  /** `[object * receptacleCount + receptacle]`: the object is in the receptacle. */
+  #inReceptacle: Uint8Array;
+  /** Object ids inside each receptacle, ascending. */
+  #receptacleContents: number[][] = [];
+  /** `[object * locationCount + location]`: the object is at the location. */
+  #objectAtLocation: Uint8Array;
+  /**
+   * `[object * receptacleCount + receptacle]`: the object was taken from the receptacle and not
+   * put back. TextWorld keeps this negated fact (`not_inReceptacle`); `look` lists these objects
+   * as "Next to it, you see ...".
+   */
+  #takenFrom: Uint8Array;
+  #isOpen: Uint8Array;
+  #isHot: Uint8Array;
+  #isCool: Uint8Array;
+  #isClean: Uint8Array;
+  #isOn: Uint8Array;
+  #isSliced: Uint8Array;
   #admissible: string[] = [];
   #won = false;
   #started = false;
@@ -88,88 +102,90 @@ export class AlfworldEngine {
     this.dialect = dialect;
     const recs = game.receptacles;
     const objs = game.objects;
-    this.#nO = objs.length;
-    this.#nR = recs.length;
-    this.#nL = game.locations.length;
-    this.#recsAtLoc = game.locations.map(() => []);
-    this.#located = [];
-    this.#goCmd = recs.map((r) => `go to ${r.name}`);
-    this.#recByName = new Map(recs.map((r, i) => [r.name, i]));
-    this.#objByName = new Map(objs.map((o, i) => [o.name, i]));
+    this.#objectCount = objs.length;
+    this.#receptacleCount = recs.length;
+    this.#locationCount = game.locations.length;
+    this.#receptaclesAt = game.locations.map(() => []);
+    this.#placedReceptacles = [];
+    this.#goToCommand = recs.map((r) => `go to ${r.name}`);
+    this.#receptacleByName = new Map(recs.map((r, i) => [r.name, i]));
+    this.#objectByName = new Map(objs.map((o, i) => [o.name, i]));
     recs.forEach((r, i) => {
       if (r.location >= 0) {
-        this.#recsAtLoc[r.location]?.push(i);
-        this.#located.push(i);
+        this.#receptaclesAt[r.location]?.push(i);
+        this.#placedReceptacles.push(i);
       }
     });
-    this.#canContain = new Uint8Array(this.#nR * this.#nO);
-    for (let r = 0; r < this.#nR; r++) {
-      for (let o = 0; o < this.#nO; o++) {
+    this.#receptacleCanHold = new Uint8Array(this.#receptacleCount * this.#objectCount);
+    for (let r = 0; r < this.#receptacleCount; r++) {
+      for (let o = 0; o < this.#objectCount; o++) {
         const key = `${(recs[r] as { type: string }).type} ${(objs[o] as { type: string }).type}`;
-        if (game.canContain.has(key)) this.#canContain[r * this.#nO + o] = 1;
+        if (game.canContain.has(key)) this.#receptacleCanHold[r * this.#objectCount + o] = 1;
       }
     }
-    this.#microwave = Uint8Array.from(recs, (r) => (r.type === 'microwavetype' ? 1 : 0));
-    this.#fridge = Uint8Array.from(recs, (r) => (r.type === 'fridgetype' ? 1 : 0));
-    this.#sink = Uint8Array.from(recs, (r) => (SINK_TYPES.has(r.type) ? 1 : 0));
-    this.#knife = Uint8Array.from(objs, (o) => (KNIFE_TYPES.has(o.type) ? 1 : 0));
-    this.#sliceables = [];
+    this.#isMicrowave = Uint8Array.from(recs, (r) => (r.type === 'microwavetype' ? 1 : 0));
+    this.#isFridge = Uint8Array.from(recs, (r) => (r.type === 'fridgetype' ? 1 : 0));
+    this.#isSink = Uint8Array.from(recs, (r) => (SINK_TYPES.has(r.type) ? 1 : 0));
+    this.#isKnife = Uint8Array.from(objs, (o) => (KNIFE_TYPES.has(o.type) ? 1 : 0));
+    this.#sliceableObjects = [];
     objs.forEach((o, i) => {
-      if (o.sliceable) this.#sliceables.push(i);
+      if (o.sliceable) this.#sliceableObjects.push(i);
     });
     const goal = game.goal;
-    this.#targetObjs = [];
-    this.#lamps = [];
+    this.#goalObjects = [];
+    this.#goalLamps = [];
     objs.forEach((o, i) => {
-      if (o.type === goal.objectType) this.#targetObjs.push(i);
-      if (goal.lampType !== null && o.type === goal.lampType && o.toggleable) this.#lamps.push(i);
+      if (o.type === goal.objectType) this.#goalObjects.push(i);
+      if (goal.lampType !== null && o.type === goal.lampType && o.toggleable)
+        this.#goalLamps.push(i);
     });
-    this.#targetRecs = [];
+    this.#goalReceptacles = [];
     recs.forEach((r, i) => {
-      if (r.type === goal.receptacleType) this.#targetRecs.push(i);
+      if (r.type === goal.receptacleType) this.#goalReceptacles.push(i);
     });
-    this.#inRec = new Uint8Array(this.#nO * this.#nR);
-    this.#objAt = new Uint8Array(this.#nO * this.#nL);
-    this.#notIn = new Uint8Array(this.#nO * this.#nR);
-    this.#opened = new Uint8Array(this.#nR);
-    this.#hot = new Uint8Array(this.#nO);
-    this.#cool = new Uint8Array(this.#nO);
-    this.#clean = new Uint8Array(this.#nO);
-    this.#toggled = new Uint8Array(this.#nO);
-    this.#sliced = new Uint8Array(this.#nO);
+    this.#inReceptacle = new Uint8Array(this.#objectCount * this.#receptacleCount);
+    this.#objectAtLocation = new Uint8Array(this.#objectCount * this.#locationCount);
+    this.#takenFrom = new Uint8Array(this.#objectCount * this.#receptacleCount);
+    this.#isOpen = new Uint8Array(this.#receptacleCount);
+    this.#isHot = new Uint8Array(this.#objectCount);
+    this.#isCool = new Uint8Array(this.#objectCount);
+    this.#isClean = new Uint8Array(this.#objectCount);
+    this.#isOn = new Uint8Array(this.#objectCount);
+    this.#isSliced = new Uint8Array(this.#objectCount);
   }
 
   /** Restarts the game: the intro text (spec §5.1) and the admissible commands. */
   reset(): AlfworldResetResult {
     const init = this.game.initial;
-    this.#here = init.agentLocation;
-    this.#held = init.held;
-    this.#inRec.fill(0);
-    this.#objAt.fill(0);
-    this.#notIn.fill(0);
-    this.#contents = this.game.receptacles.map(() => []);
+    this.#agentLocation = init.agentLocation;
+    this.#heldObject = init.held;
+    this.#inReceptacle.fill(0);
+    this.#objectAtLocation.fill(0);
+    this.#takenFrom.fill(0);
+    this.#receptacleContents = this.game.receptacles.map(() => []);
     for (const [o, r] of init.inReceptacle) {
-      this.#inRec[o * this.#nR + r] = 1;
-      this.#contents[r]?.push(o);
+      this.#inReceptacle[o * this.#receptacleCount + r] = 1;
+      this.#receptacleContents[r]?.push(o);
     }
-    for (const list of this.#contents) list.sort((a, b) => a - b);
-    for (const [o, l] of init.objectAtLocation) this.#objAt[o * this.#nL + l] = 1;
+    for (const list of this.#receptacleContents) list.sort((a, b) => a - b);
+    for (const [o, l] of init.objectAtLocation)
+      this.#objectAtLocation[o * this.#locationCount + l] = 1;
     const setAll = (arr: Uint8Array, idx: readonly number[]): void => {
       arr.fill(0);
       for (const i of idx) arr[i] = 1;
     };
-    setAll(this.#opened, init.opened);
-    setAll(this.#hot, init.hot);
-    setAll(this.#cool, init.cool);
-    setAll(this.#clean, init.clean);
-    setAll(this.#toggled, init.toggled);
-    setAll(this.#sliced, init.sliced);
+    setAll(this.#isOpen, init.opened);
+    setAll(this.#isHot, init.hot);
+    setAll(this.#isCool, init.cool);
+    setAll(this.#isClean, init.clean);
+    setAll(this.#isOn, init.toggled);
+    setAll(this.#isSliced, init.sliced);
     this.#started = true;
-    const here = this.#recsAtLoc[this.#here] ?? [];
+    const here = this.#receptaclesAt[this.#agentLocation] ?? [];
     const look =
       here.length > 0
         ? this.#look()
-        : `${MIDDLE_OF_ROOM}${displayList(this.#located.map((r) => `a ${this.#recName(r)}`))}.`;
+        : `${MIDDLE_OF_ROOM}${displayList(this.#placedReceptacles.map((r) => `a ${this.#receptacleName(r)}`))}.`;
     this.#admissible = this.#computeAdmissible();
     this.#won = this.#checkWon();
     return {
@@ -208,25 +224,25 @@ export class AlfworldEngine {
     return { observation, admissibleCommands: this.#admissible.slice(), won: this.#won };
   }
 
-  #recName(r: number): string {
+  #receptacleName(r: number): string {
     return (this.game.receptacles[r] as { name: string }).name;
   }
 
-  #objName(o: number): string {
+  #objectName(o: number): string {
     return (this.game.objects[o] as { name: string }).name;
   }
 
   #visible(r: number): boolean {
-    return !(this.game.receptacles[r] as { openable: boolean }).openable || this.#opened[r] === 1;
+    return !(this.game.receptacles[r] as { openable: boolean }).openable || this.#isOpen[r] === 1;
   }
 
   /** DESC(r), spec §5.2. */
   #describe(r: number): string {
     const rec = this.game.receptacles[r] as { name: string; openable: boolean };
     const list = (): string =>
-      displayList((this.#contents[r] as number[]).map((o) => `a ${this.#objName(o)}`));
+      displayList((this.#receptacleContents[r] as number[]).map((o) => `a ${this.#objectName(o)}`));
     if (rec.openable) {
-      return this.#opened[r] === 1
+      return this.#isOpen[r] === 1
         ? `The ${rec.name} is open. In it, you see ${list()}.`
         : `The ${rec.name} is closed.`;
     }
@@ -235,16 +251,17 @@ export class AlfworldEngine {
 
   /** LOOK, spec §5.3. */
   #look(): string {
-    const here = this.#recsAtLoc[this.#here] ?? [];
+    const here = this.#receptaclesAt[this.#agentLocation] ?? [];
     if (here.length === 0) return `${MIDDLE_OF_ROOM}nothing.`;
     const next: string[] = [];
-    for (let o = 0; o < this.#nO; o++) {
-      if (this.#objAt[o * this.#nL + this.#here] !== 1) continue;
+    for (let o = 0; o < this.#objectCount; o++) {
+      if (this.#objectAtLocation[o * this.#locationCount + this.#agentLocation] !== 1) continue;
       for (const r of here) {
-        if (this.#notIn[o * this.#nR + r] === 1) next.push(`a ${this.#objName(o)}`);
+        if (this.#takenFrom[o * this.#receptacleCount + r] === 1)
+          next.push(`a ${this.#objectName(o)}`);
       }
     }
-    return `You are facing the ${displayList(here.map((r) => this.#recName(r)))}. Next to it, you see ${displayList(next)}.`;
+    return `You are facing the ${displayList(here.map((r) => this.#receptacleName(r)))}. Next to it, you see ${displayList(next)}.`;
   }
 
   /** EXAM(o), spec §5.3: the first matching line wins. */
@@ -258,12 +275,12 @@ export class AlfworldEngine {
     };
     const n = obj.name;
     if (obj.receptacleObject) {
-      return `This is a normal ${n}. In it, you see ${displayList(obj.innerObjects.map((i) => `a ${this.#objName(i)}`))}.`;
+      return `This is a normal ${n}. In it, you see ${displayList(obj.innerObjects.map((i) => `a ${this.#objectName(i)}`))}.`;
     }
-    const h = this.#hot[o] === 1;
-    const c = this.#clean[o] === 1;
-    const k = this.#cool[o] === 1;
-    const s = this.#sliced[o] === 1;
+    const h = this.#isHot[o] === 1;
+    const c = this.#isClean[o] === 1;
+    const k = this.#isCool[o] === 1;
+    const s = this.#isSliced[o] === 1;
     if (c && h && s) return `This is a hot and clean sliced ${n}.`;
     if (c && k && s) return `This is a cool and clean sliced ${n}.`;
     if (c && s) return `This is a clean sliced ${n}.`;
@@ -274,7 +291,7 @@ export class AlfworldEngine {
     if (h) return `This is a hot ${n}.`;
     if (c) return `This is a clean ${n}.`;
     if (k) return `This is a cold ${n}.`;
-    if (obj.toggleable && this.#toggled[o] === 1) return `This ${n} is on.`;
+    if (obj.toggleable && this.#isOn[o] === 1) return `This ${n} is on.`;
     if (obj.sliceable && s) return `This is a sliced ${n}.`;
     return `There's nothing special about ${n}.`;
   }
@@ -284,21 +301,22 @@ export class AlfworldEngine {
     const out: string[] = [];
     const objs = this.game.objects;
     const recs = this.game.receptacles;
-    const here = this.#here;
-    const held = this.#held;
-    for (const r of this.#located) {
-      if ((recs[r] as { location: number }).location !== here) out.push(this.#goCmd[r] as string);
+    const here = this.#agentLocation;
+    const held = this.#heldObject;
+    for (const r of this.#placedReceptacles) {
+      if ((recs[r] as { location: number }).location !== here)
+        out.push(this.#goToCommand[r] as string);
     }
-    const heldName = held >= 0 ? this.#objName(held) : '';
+    const heldName = held >= 0 ? this.#objectName(held) : '';
     const heldObj = held >= 0 ? objs[held] : undefined;
     const put = this.dialect === '0.4' ? 'move ' : 'put ';
     const to = this.dialect === '0.4' ? ' to ' : ' in/on ';
-    for (const r of this.#recsAtLoc[here] ?? []) {
+    for (const r of this.#receptaclesAt[here] ?? []) {
       const rec = recs[r] as { name: string; openable: boolean };
       out.push(`examine ${rec.name}`);
-      if (rec.openable) out.push(this.#opened[r] === 1 ? `close ${rec.name}` : `open ${rec.name}`);
+      if (rec.openable) out.push(this.#isOpen[r] === 1 ? `close ${rec.name}` : `open ${rec.name}`);
       const visible = this.#visible(r);
-      for (const o of this.#contents[r] as number[]) {
+      for (const o of this.#receptacleContents[r] as number[]) {
         const obj = objs[o] as { name: string; pickupable: boolean; toggleable: boolean };
         if (visible) {
           if (held < 0 && obj.pickupable) out.push(`take ${obj.name} from ${rec.name}`);
@@ -307,23 +325,23 @@ export class AlfworldEngine {
         if (obj.toggleable) out.push(`use ${obj.name}`);
       }
       if (heldObj !== undefined) {
-        if (visible && this.#canContain[r * this.#nO + held] === 1) {
+        if (visible && this.#receptacleCanHold[r * this.#objectCount + held] === 1) {
           out.push(`${put}${heldName}${to}${rec.name}`);
         }
-        if (heldObj.heatable && this.#microwave[r] === 1)
+        if (heldObj.heatable && this.#isMicrowave[r] === 1)
           out.push(`heat ${heldName} with ${rec.name}`);
-        if (heldObj.coolable && this.#fridge[r] === 1)
+        if (heldObj.coolable && this.#isFridge[r] === 1)
           out.push(`cool ${heldName} with ${rec.name}`);
-        if (heldObj.cleanable && this.#sink[r] === 1)
+        if (heldObj.cleanable && this.#isSink[r] === 1)
           out.push(`clean ${heldName} with ${rec.name}`);
       }
     }
     if (held >= 0) {
       out.push(`examine ${heldName}`);
-      if (this.#knife[held] === 1) {
-        for (const o of this.#sliceables) {
-          if (this.#objAt[o * this.#nL + here] === 1) {
-            out.push(`slice ${this.#objName(o)} with ${heldName}`);
+      if (this.#isKnife[held] === 1) {
+        for (const o of this.#sliceableObjects) {
+          if (this.#objectAtLocation[o * this.#locationCount + here] === 1) {
+            out.push(`slice ${this.#objectName(o)} with ${heldName}`);
           }
         }
       }
@@ -344,15 +362,15 @@ export class AlfworldEngine {
     if (cmd === 'look') return this.#look();
     if (cmd === 'help') return HELP_TEXT;
     if (cmd === 'inventory') {
-      return this.#held >= 0
-        ? `You are carrying: a ${this.#objName(this.#held)}.`
+      return this.#heldObject >= 0
+        ? `You are carrying: a ${this.#objectName(this.#heldObject)}.`
         : 'You are not carrying anything.';
     }
     const space = cmd.indexOf(' ');
     const verb = cmd.slice(0, space);
     const rest = cmd.slice(space + 1);
-    const rec = (name: string): number => this.#recByName.get(name) as number;
-    const obj = (name: string): number => this.#objByName.get(name) as number;
+    const rec = (name: string): number => this.#receptacleByName.get(name) as number;
+    const obj = (name: string): number => this.#objectByName.get(name) as number;
     const pair = (sep: string): [string, string] => {
       const at = rest.lastIndexOf(sep);
       return [rest.slice(0, at), rest.slice(at + sep.length)];
@@ -361,31 +379,31 @@ export class AlfworldEngine {
       case 'go': {
         const r = rec(rest.slice(3));
         const loc = (this.game.receptacles[r] as { location: number }).location;
-        this.#here = loc;
+        this.#agentLocation = loc;
         const where =
           this.dialect === '0.4'
-            ? this.#recName(r)
+            ? this.#receptacleName(r)
             : (this.game.locations[loc] as { name: string }).name;
         return `You arrive at ${where}. ${this.#describe(r)}`;
       }
       case 'open': {
         const r = rec(rest);
-        this.#opened[r] = 1;
+        this.#isOpen[r] = 1;
         return `You open the ${rest}. ${this.#describe(r)}`;
       }
       case 'close':
-        this.#opened[rec(rest)] = 0;
+        this.#isOpen[rec(rest)] = 0;
         return `You close the ${rest}.`;
       case 'take': {
         const [on, rn] = pair(' from ');
         const o = obj(on);
         const r = rec(rn);
-        this.#inRec[o * this.#nR + r] = 0;
-        const list = this.#contents[r] as number[];
+        this.#inReceptacle[o * this.#receptacleCount + r] = 0;
+        const list = this.#receptacleContents[r] as number[];
         list.splice(list.indexOf(o), 1);
-        this.#notIn[o * this.#nR + r] = 1;
-        this.#objAt[o * this.#nL + this.#here] = 0;
-        this.#held = o;
+        this.#takenFrom[o * this.#receptacleCount + r] = 1;
+        this.#objectAtLocation[o * this.#locationCount + this.#agentLocation] = 0;
+        this.#heldObject = o;
         return `You pick up the ${on} from the ${rn}.`;
       }
       case 'move':
@@ -393,16 +411,16 @@ export class AlfworldEngine {
         const [on, rn] = pair(verb === 'move' ? ' to ' : ' in/on ');
         const o = obj(on);
         const r = rec(rn);
-        if (this.#inRec[o * this.#nR + r] !== 1) {
-          this.#inRec[o * this.#nR + r] = 1;
-          const list = this.#contents[r] as number[];
+        if (this.#inReceptacle[o * this.#receptacleCount + r] !== 1) {
+          this.#inReceptacle[o * this.#receptacleCount + r] = 1;
+          const list = this.#receptacleContents[r] as number[];
           let i = list.length;
           while (i > 0 && (list[i - 1] as number) > o) i--;
           list.splice(i, 0, o);
         }
-        this.#notIn[o * this.#nR + r] = 0;
-        this.#objAt[o * this.#nL + this.#here] = 1;
-        this.#held = -1;
+        this.#takenFrom[o * this.#receptacleCount + r] = 0;
+        this.#objectAtLocation[o * this.#locationCount + this.#agentLocation] = 1;
+        this.#heldObject = -1;
         return verb === 'move'
           ? `You move the ${on} to the ${rn}.`
           : `You put the ${on} in/on the ${rn}.`;
@@ -410,34 +428,34 @@ export class AlfworldEngine {
       case 'heat': {
         const [on, rn] = pair(' with ');
         const o = obj(on);
-        this.#hot[o] = 1;
-        this.#cool[o] = 0;
+        this.#isHot[o] = 1;
+        this.#isCool[o] = 0;
         return `You heat the ${on} using the ${rn}.`;
       }
       case 'cool': {
         const [on, rn] = pair(' with ');
         const o = obj(on);
-        this.#cool[o] = 1;
-        this.#hot[o] = 0;
+        this.#isCool[o] = 1;
+        this.#isHot[o] = 0;
         return `You cool the ${on} using the ${rn}.`;
       }
       case 'clean': {
         const [on, rn] = pair(' with ');
-        this.#clean[obj(on)] = 1;
+        this.#isClean[obj(on)] = 1;
         return `You clean the ${on} using the ${rn}.`;
       }
       case 'slice': {
         const [on, kn] = pair(' with ');
-        this.#sliced[obj(on)] = 1;
+        this.#isSliced[obj(on)] = 1;
         return `You sliced the ${on} with the ${kn}.`;
       }
       case 'use':
-        this.#toggled[obj(rest)] = 1;
+        this.#isOn[obj(rest)] = 1;
         return `You turn on the ${rest}.`;
       default: {
         // examine: a receptacle standing here, else an object (spec §6)
-        const r = this.#recByName.get(rest);
-        if (r !== undefined && (this.#recsAtLoc[this.#here] ?? []).includes(r)) {
+        const r = this.#receptacleByName.get(rest);
+        if (r !== undefined && (this.#receptaclesAt[this.#agentLocation] ?? []).includes(r)) {
           return this.#describe(r);
         }
         return this.#examineObject(obj(rest));
@@ -448,24 +466,26 @@ export class AlfworldEngine {
   /** The goal of spec §2.5 / §7 on the current state. */
   #checkWon(): boolean {
     const goal = this.game.goal;
-    const nR = this.#nR;
+    const receptacleCount = this.#receptacleCount;
     switch (goal.taskType) {
       case 'look_at_obj_in_light': {
-        const held = this.#held;
+        const held = this.#heldObject;
         if (held < 0 || (this.game.objects[held] as { type: string }).type !== goal.objectType) {
           return false;
         }
-        for (const r of this.#recsAtLoc[this.#here] ?? []) {
-          for (const l of this.#lamps) {
-            if (this.#toggled[l] === 1 && this.#inRec[l * nR + r] === 1) return true;
+        for (const r of this.#receptaclesAt[this.#agentLocation] ?? []) {
+          for (const l of this.#goalLamps) {
+            if (this.#isOn[l] === 1 && this.#inReceptacle[l * receptacleCount + r] === 1)
+              return true;
           }
         }
         return false;
       }
       case 'pick_two_obj_and_place': {
-        for (const r of this.#targetRecs) {
+        for (const r of this.#goalReceptacles) {
           let count = 0;
-          for (const o of this.#targetObjs) if (this.#inRec[o * nR + r] === 1) count++;
+          for (const o of this.#goalObjects)
+            if (this.#inReceptacle[o * receptacleCount + r] === 1) count++;
           if (count >= 2) return true;
         }
         return false;
@@ -473,13 +493,13 @@ export class AlfworldEngine {
       default: {
         const state =
           goal.taskType === 'pick_clean_then_place_in_recep'
-            ? this.#clean
+            ? this.#isClean
             : goal.taskType === 'pick_heat_then_place_in_recep'
-              ? this.#hot
+              ? this.#isHot
               : goal.taskType === 'pick_cool_then_place_in_recep'
-                ? this.#cool
+                ? this.#isCool
                 : null;
-        for (const o of this.#targetObjs) {
+        for (const o of this.#goalObjects) {
           if (state !== null && state[o] !== 1) continue;
           const obj = this.game.objects[o] as {
             cleanable: boolean;
@@ -489,7 +509,8 @@ export class AlfworldEngine {
           if (goal.taskType === 'pick_clean_then_place_in_recep' && !obj.cleanable) continue;
           if (goal.taskType === 'pick_heat_then_place_in_recep' && !obj.heatable) continue;
           if (goal.taskType === 'pick_cool_then_place_in_recep' && !obj.coolable) continue;
-          for (const r of this.#targetRecs) if (this.#inRec[o * nR + r] === 1) return true;
+          for (const r of this.#goalReceptacles)
+            if (this.#inReceptacle[o * receptacleCount + r] === 1) return true;
         }
         return false;
       }
