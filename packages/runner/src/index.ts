@@ -25,7 +25,14 @@ export { createEstimator, ESTIMATOR_NAMES, type EstimatorName } from './estimato
 export { type EvaluateOptions, type EvaluationResult, evaluateAgent } from './evaluate.ts';
 export { writeFileAtomic, writeJsonAtomic } from './files.ts';
 export { type Logger, silentLogger } from './logger.ts';
-export { averageMetrics, episodeMetrics, type Metrics, stepGroupMetrics } from './metrics.ts';
+export {
+  averageMetrics,
+  episodeMetrics,
+  type Metrics,
+  policyShiftMetrics,
+  sampledNegLogProb,
+  stepGroupMetrics,
+} from './metrics.ts';
 export {
   type CreatedModel,
   type CreateModel,
@@ -58,6 +65,7 @@ export {
 export { mean, summary, wilsonInterval } from './stats.ts';
 export {
   type AdvantageEstimator,
+  type ResponseScores,
   type SftBatch,
   type TrainablePolicy,
   type TrainBatch,

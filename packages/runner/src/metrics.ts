@@ -67,3 +67,69 @@ export function averageMetrics(list: readonly Record<string, number>[]): Metrics
   for (const [k, { s, n }] of sums) out[k] = s / n;
   return out;
 }
+
+/**
+ * How far one update moved the policy on the rows it trained on, per response token: `before`
+ * are the log-probs the tokens were sampled with, `after` the updated policy's log-probs of the
+ * same tokens (same temperature). `policy/klBeforeAfter` is the k3 estimate of KL(π_before ‖
+ * π_after), `exp(Δ) − Δ − 1` with `Δ = after − before` (Schulman, "Approximating KL divergence";
+ * never negative, unbiased for tokens drawn from π_before); `policy/absDeltaLogProb` is the mean
+ * |Δ|; `policy/entropy` the mean full-distribution entropy of the updated policy when given.
+ */
+export function policyShiftMetrics(
+  before: readonly (readonly number[])[],
+  after: readonly (readonly number[])[],
+  entropies?: readonly (readonly number[])[],
+): Metrics {
+  let tokens = 0;
+  let kl = 0;
+  let abs = 0;
+  let maxAbs = 0;
+  for (let i = 0; i < before.length; i++) {
+    const b = before[i] as readonly number[];
+    const a = after[i] ?? [];
+    const n = Math.min(b.length, a.length);
+    for (let j = 0; j < n; j++) {
+      const d = (a[j] as number) - (b[j] as number);
+      if (!Number.isFinite(d)) continue;
+      tokens++;
+      kl += Math.expm1(d) - d;
+      abs += Math.abs(d);
+      if (Math.abs(d) > maxAbs) maxAbs = Math.abs(d);
+    }
+  }
+  if (tokens === 0) return {};
+  const out: Metrics = {
+    'policy/klBeforeAfter': kl / tokens,
+    'policy/absDeltaLogProb': abs / tokens,
+    'policy/maxAbsDeltaLogProb': maxAbs,
+  };
+  if (entropies !== undefined) {
+    let s = 0;
+    let n = 0;
+    for (const row of entropies)
+      for (const v of row)
+        if (Number.isFinite(v)) {
+          s += v;
+          n++;
+        }
+    if (n > 0) out['policy/entropy'] = s / n;
+  }
+  return out;
+}
+
+/**
+ * Mean −log π(token) of the sampled response tokens: an estimate of the per-token entropy of the
+ * sampling distribution (exact in expectation for untruncated sampling), free from the rollout.
+ */
+export function sampledNegLogProb(records: readonly StepRecord[]): number {
+  let s = 0;
+  let n = 0;
+  for (const r of records)
+    for (const v of r.responseLogProbs)
+      if (Number.isFinite(v)) {
+        s -= v;
+        n++;
+      }
+  return n === 0 ? 0 : s / n;
+}

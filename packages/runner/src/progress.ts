@@ -25,6 +25,11 @@ function line(m: Metrics): string {
   if (m['train/validActionRatio'] !== undefined)
     parts.push(`valid ${pct(m['train/validActionRatio'])}`);
   if (m['update/loss'] !== undefined) parts.push(`loss ${(m['update/loss'] as number).toFixed(4)}`);
+  if (m['update/keptFraction'] !== undefined) parts.push(`kept ${pct(m['update/keptFraction'])}`);
+  if (m['update/gradNorm'] !== undefined)
+    parts.push(`gnorm ${(m['update/gradNorm'] as number).toPrecision(3)}`);
+  if (m['policy/klBeforeAfter'] !== undefined)
+    parts.push(`kl ${(m['policy/klBeforeAfter'] as number).toExponential(1)}`);
   if (m['time/iteration'] !== undefined)
     parts.push(`${(m['time/iteration'] as number).toFixed(1)}s`);
   return parts.join(' | ');

@@ -60,6 +60,41 @@ describe('TfjsTrainablePolicy', () => {
   });
 });
 
+describe('TfjsTrainablePolicy.scoreResponses', () => {
+  it('scores sampled tokens as the sampler did, and differently after an update', async () => {
+    const policy = new TfjsTrainablePolicy(await tinyModel(5), {
+      learningRate: 5e-2,
+      temperature: 0.7,
+      loss: { entropyCoeff: 0 },
+    });
+    const prompts = [
+      [1, 2, 3],
+      [4, 5],
+    ];
+    const g = await policy.generate(prompts, { maxNewTokens: 4, temperature: 0.7, seed: 2 });
+    const batch = { promptTokenIds: prompts, responseTokenIds: g.tokenIds };
+    const before = await policy.scoreResponses(batch);
+    expect(before.logProbs.map((r) => r.length)).toEqual(g.tokenIds.map((r) => r.length));
+    before.logProbs.forEach((row, i) => {
+      row.forEach((v, j) => {
+        expect(v).toBeCloseTo(g.logProbs[i]?.[j] as number, 4);
+      });
+    });
+    // Entropy of a 24-word distribution: positive and at most ln 24.
+    for (const v of before.entropies?.flat() ?? []) {
+      expect(v).toBeGreaterThan(0);
+      expect(v).toBeLessThanOrEqual(Math.log(24) + 1e-4);
+    }
+    await policy.trainStep({ ...batch, oldLogProbs: g.logProbs, advantages: [1, -1] });
+    const after = await policy.scoreResponses(batch);
+    const moved = after.logProbs
+      .flat()
+      .map((v, k) => Math.abs(v - (g.logProbs.flat()[k] as number)));
+    expect(Math.max(...moved)).toBeGreaterThan(1e-3);
+    policy.dispose();
+  });
+});
+
 describe('createModel of @agentrl/runner/tfjs', () => {
   it('loads a model folder with its tokenizer and rejects unknown options by name', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-folder-'));

@@ -31,7 +31,7 @@ import { z } from 'zod';
 import type { RunConfig } from './config.ts';
 import { hashFile, readJson, writeJsonAtomic } from './files.ts';
 import type { CreatedModel, ModelContext } from './plugins.ts';
-import type { SftBatch, TrainablePolicy, TrainBatch } from './trainer.ts';
+import type { ResponseScores, SftBatch, TrainablePolicy, TrainBatch } from './trainer.ts';
 
 /** Sub-folder of a checkpoint holding the frozen KL reference's weights. */
 const REFERENCE_DIR = 'reference';
@@ -194,6 +194,23 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
       ...result.metrics,
       numTensors: tf.memory().numTensors,
     };
+  }
+
+  /** Response-token log-probs and entropies under the current weights, at the rollout temperature. */
+  async scoreResponses(batch: SftBatch): Promise<ResponseScores> {
+    const sequences = batch.promptTokenIds.map((p, i) => [
+      ...p,
+      ...(batch.responseTokenIds[i] as readonly number[]),
+    ]);
+    const scores = await this.model.scoreTokens(sequences, {
+      temperature: this.options.temperature ?? 1,
+    });
+    // scoreTokens scores tokens 1..T-1: the response tokens are the last R of each row.
+    const tail = (rows: number[][]) =>
+      rows.map((row, i) =>
+        row.slice(row.length - (batch.responseTokenIds[i] as readonly number[]).length),
+      );
+    return { logProbs: tail(scores.logProbs), entropies: tail(scores.entropies) };
   }
 
   async sftStep(batch: SftBatch): Promise<Record<string, number>> {

@@ -55,8 +55,19 @@ describe('Trainer', () => {
       'update/loss',
       'time/update',
       'time/rollout',
+      'train/negLogProb',
+      'update/keptFraction',
+      'update/optimizerSteps',
+      'policy/klBeforeAfter',
+      'policy/absDeltaLogProb',
+      'policy/entropy',
     ])
       expect(first[key]).toBeTypeOf('number');
+    // Updates with signal move the policy on the rows they trained on.
+    const moved = metrics.filter((m) => (m['policy/absDeltaLogProb'] ?? 0) > 0);
+    expect(moved.length).toBeGreaterThan(0);
+    for (const m of metrics.filter((r) => r.final !== 1))
+      expect(m['update/optimizerSteps']).toBe(m['update/miniBatches']);
     expect(readdirSync(join(runDir, 'checkpoints')).sort()).toEqual([
       'iter-000007',
       'iter-000008',

@@ -21,7 +21,14 @@ import { z } from 'zod';
 import { policyAgent } from './agent.ts';
 import { appendLineSync, readJson, writeDirAtomic, writeJsonAtomic } from './files.ts';
 import type { Logger } from './logger.ts';
-import { averageMetrics, episodeMetrics, type Metrics, stepGroupMetrics } from './metrics.ts';
+import {
+  averageMetrics,
+  episodeMetrics,
+  type Metrics,
+  policyShiftMetrics,
+  sampledNegLogProb,
+  stepGroupMetrics,
+} from './metrics.ts';
 import { EnvPool, type EnvSpec, type RolloutResult } from './rollout.ts';
 import { writeSamples } from './samples.ts';
 import { mean, summary } from './stats.ts';
@@ -42,14 +49,27 @@ export interface SftBatch {
   readonly responseTokenIds: readonly (readonly number[])[];
 }
 
+/** Per-token scores of response tokens under the current weights (one value per response token). */
+export interface ResponseScores {
+  /** Log-probs at the rollout temperature (comparable with the sampling log-probs). */
+  readonly logProbs: readonly (readonly number[])[];
+  /** Entropies (nats) of the full next-token distribution at the same positions, when known. */
+  readonly entropies?: readonly (readonly number[])[];
+}
+
 /**
  * What the trainer needs from a model: generation plus an update step and persistence. Metrics
- * returned by `trainStep` (loss, kl, entropy, clipFraction, gradNorm, numTensors...) are averaged
- * over mini-batches and logged under `update/`.
+ * returned by `trainStep` (loss, gradNorm before clipping, pgClipfrac, ppoKl, entropyLoss,
+ * numTensors...) are averaged over mini-batches and logged under `update/`.
  */
 export interface TrainablePolicy extends Policy {
   trainStep(batch: TrainBatch): Promise<Record<string, number>>;
   sftStep?(batch: SftBatch): Promise<Record<string, number>>;
+  /**
+   * Scores responses under the current weights. When present, the trainer scores the rows of each
+   * update after it and logs how far the policy moved (`policy/…` metrics).
+   */
+  scoreResponses?(batch: SftBatch): Promise<ResponseScores>;
   /** Writes weights and optimizer state into the (existing, empty) folder `dir`. */
   save(dir: string): Promise<void>;
   /** Restores what {@link TrainablePolicy.save} wrote. */
@@ -285,7 +305,29 @@ export class Trainer {
     const out: Metrics = {};
     for (const [k, v] of Object.entries(avg)) out[`update/${k}`] = v;
     out['update/rows'] = rows.length;
+    out['update/keptFraction'] = records.length === 0 ? 0 : rows.length / records.length;
     out['update/miniBatches'] = perBatch.length;
+    out['update/optimizerSteps'] = perBatch.filter((m) => !(m.skipped === 1)).length;
+    const norms = perBatch.map((m) => m.gradNorm).filter((v): v is number => v !== undefined);
+    if (norms.length > 0) out['update/gradNormMax'] = Math.max(...norms);
+    if (o.policy.scoreResponses !== undefined && rows.length > 0) {
+      // The rows' sampling log-probs are the policy before this iteration's update.
+      const t0 = performance.now();
+      const picked = rows.map((i) => records[i] as StepRecord);
+      const scores = await o.policy.scoreResponses({
+        promptTokenIds: picked.map((r) => r.promptTokenIds),
+        responseTokenIds: picked.map((r) => r.responseTokenIds),
+      });
+      Object.assign(
+        out,
+        policyShiftMetrics(
+          picked.map((r) => r.responseLogProbs),
+          scores.logProbs,
+          scores.entropies,
+        ),
+      );
+      out['time/policyShift'] = (performance.now() - t0) / 1000;
+    }
     return out;
   }
 
@@ -418,6 +460,7 @@ export class Trainer {
         metrics['advantage/max'] = adv.max;
         metrics['advantage/zeroFraction'] =
           advList.length === 0 ? 0 : mean(advList.map((a) => (a === 0 ? 1 : 0)));
+        metrics['train/negLogProb'] = sampledNegLogProb(records);
 
         o.onEvent?.({ type: 'phase', iteration, phase: 'update' });
         t0 = performance.now();

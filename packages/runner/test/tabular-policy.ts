@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type GenerationResult, Rng, type SamplingOptions } from '@agentrl/core';
 import { CodePointTokenizer } from '@agentrl/core/test';
-import type { SftBatch, TrainablePolicy, TrainBatch } from '../src/trainer.ts';
+import type { ResponseScores, SftBatch, TrainablePolicy, TrainBatch } from '../src/trainer.ts';
 
 export const RESPONSES = [
   '<action>go east</action>',
@@ -96,6 +96,20 @@ export class TabularPolicy implements TrainablePolicy {
     });
     this.steps++;
     return { loss: loss / Math.max(1, batch.advantages.length), numTensors: 0 };
+  }
+
+  /** The first token carries the choice's log-prob (and the table's entropy); the rest are certain. */
+  async scoreResponses(batch: SftBatch): Promise<ResponseScores> {
+    const logProbs: number[][] = [];
+    const entropies: number[][] = [];
+    batch.responseTokenIds.forEach((ids, i) => {
+      const p = this.#probs(keyOf(batch.promptTokenIds[i] as number[]), 1);
+      const choice = this.#choiceOf(ids);
+      const entropy = -p.reduce((s, q) => s + (q > 0 ? q * Math.log(q) : 0), 0);
+      logProbs.push(ids.map((_, j) => (j === 0 ? Math.log(p[choice] as number) : 0)));
+      entropies.push(ids.map((_, j) => (j === 0 ? entropy : 0)));
+    });
+    return { logProbs, entropies };
   }
 
   async sftStep(batch: SftBatch): Promise<Record<string, number>> {
