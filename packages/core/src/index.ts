@@ -2,6 +2,7 @@
  * @agentrl/core — the contracts every agentrl package plugs into.
  */
 export type { AgentResponse, RolloutAgent } from './agent.ts';
+export { closestName, editDistance } from './closest.ts';
 export type {
   ActionParser,
   ActionParserContext,

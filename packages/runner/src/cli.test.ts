@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { main } from './cli.ts';
 
@@ -78,6 +80,73 @@ describe('agentrl config errors', () => {
     const r = await run([]);
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/agentrl <command>/);
+  });
+});
+
+describe('agentrl help, version and flag errors', () => {
+  it('describes one command on `<command> --help`, listing only its own flags', async () => {
+    const train = await run(['train', '--help']);
+    expect(train.code).toBe(0);
+    expect(train.out).toMatch(/^Usage: agentrl train/);
+    expect(train.out).toMatch(/--resume +continue the run/);
+    expect(train.out).not.toMatch(/--checkpoint/);
+    const evaluate = await run(['eval', '-h']);
+    expect(evaluate.out).toMatch(/^Usage: agentrl eval/);
+    expect(evaluate.out).toMatch(/--checkpoint DIR/);
+    expect(evaluate.out).not.toMatch(/--resume/);
+    const report = await run(['report', '--help']);
+    expect(report.out).toMatch(/^Usage: agentrl report RUN_DIR/);
+    expect(report.out).not.toBe(train.out);
+  });
+
+  it('lists the commands on plain `--help`', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    for (const command of ['train', 'eval', 'sft', 'report']) {
+      expect(r.out).toMatch(new RegExp(`^  ${command} `, 'm'));
+    }
+  });
+
+  it('prints the version of the runner package on --version', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    const r = await run(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(`agentrl ${pkg.version}\n`);
+  });
+
+  it('names the closest valid flag for a mistyped one, before any work', async () => {
+    const r = await run(['train', '--iteratons', '3']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/unknown option "--iteratons"; did you mean "--iterations"\?/);
+    const sft = await run(['sft', '--demo', 'x.jsonl']);
+    expect(sft.err).toMatch(/did you mean "--demos"\?/);
+  });
+
+  it('names the command that takes a flag given to another one', async () => {
+    const r = await run(['eval', '--resume']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/unknown option "--resume"; it is an option of agentrl train/);
+  });
+
+  it('names the closest command for a mistyped one', async () => {
+    const r = await run(['trian']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/unknown command "trian"; did you mean "train"\?/);
+  });
+
+  it('runs the same CLI through the package bin', () => {
+    const bin = fileURLToPath(new URL('../bin/agentrl.js', import.meta.url));
+    const r = spawnSync(process.execPath, [bin, 'train', '--help'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: agentrl train/);
+  });
+
+  it('accepts the leading `--` that pnpm passes through', async () => {
+    const r = await run(['--', 'report', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^Usage: agentrl report/);
   });
 });
 

@@ -5,8 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { isAgentRLError } from '@agentrl/core';
+import { closestName, isAgentRLError } from '@agentrl/core';
 import { OpenAICompatibleAgent } from '@agentrl/model-openai';
 import { policyAgent, type RolloutAgent } from './agent.ts';
 import {
@@ -35,23 +36,6 @@ export interface CliIO {
   readonly stderr: NodeJS.WriteStream;
 }
 
-const USAGE = `agentrl <command> [options]
-
-Commands:
-  train   train with GiGPO / GRPO / RLOO             agentrl train --config run.yaml
-  eval    score a checkpoint or an OpenAI endpoint    agentrl eval --config run.yaml [--checkpoint DIR | --base-url URL --model-name NAME]
-  sft     warm start from expert demonstrations       agentrl sft --config run.yaml [--demos demos.jsonl]
-  report  write report.html of a run folder           agentrl report RUN_DIR
-
-Config options (every command taking a config):
-  --config, -c FILE     YAML or JSON config
-  --preset NAME         start from a preset (${Object.keys(PRESETS).join(', ')})
-  --set key.path=value  override one setting (repeatable), e.g. --set rollout.temperature=0.7
-  --seed N  --iterations N  --run-dir DIR
-train: --resume        continue the run in --run-dir from its latest checkpoint
-eval:  --checkpoint DIR --split valid_seen|valid_unseen --episodes N --base-url URL --model-name NAME
-`;
-
 const OPTIONS = {
   config: { type: 'string', short: 'c' },
   preset: { type: 'string' },
@@ -67,7 +51,145 @@ const OPTIONS = {
   'model-name': { type: 'string' },
   demos: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
 } as const;
+
+type FlagName = keyof typeof OPTIONS;
+
+/** The help line of each flag: the value it takes (if any) and what it does. */
+const FLAG_HELP: Record<FlagName, { readonly value?: string; readonly text: string }> = {
+  config: { value: 'FILE', text: 'YAML or JSON run config' },
+  preset: { value: 'NAME', text: `start from a preset (${Object.keys(PRESETS).join(', ')})` },
+  set: {
+    value: 'key.path=value',
+    text: 'override one setting (repeatable), e.g. --set rollout.temperature=0.7',
+  },
+  seed: { value: 'N', text: 'the run seed (config key seed)' },
+  iterations: { value: 'N', text: 'training iterations (training.iterations)' },
+  'run-dir': { value: 'DIR', text: 'the run folder (runDir)' },
+  resume: { text: 'continue the run in --run-dir from its latest checkpoint' },
+  checkpoint: { value: 'DIR', text: 'evaluate this checkpoint (a checkpoints/iter-NNNNNN folder)' },
+  split: { value: 'valid_seen|valid_unseen', text: 'the evaluation split (validation.split)' },
+  episodes: { value: 'N', text: 'evaluation episodes (validation.episodes)' },
+  'base-url': {
+    value: 'URL',
+    text: 'evaluate an OpenAI-compatible endpoint instead of a local model (model.backend=openai)',
+  },
+  'model-name': { value: 'NAME', text: 'the model name sent to that endpoint (model.name)' },
+  demos: {
+    value: 'FILE.jsonl',
+    text: 'demonstrations, one {"prompt", "response"} object a line (default: the env module\'s expert)',
+  },
+  help: { text: 'show this help' },
+  version: { text: 'print the agentrl version' },
+};
+
+/** What each command is for, how it is called and the flags it takes. */
+const COMMANDS: Record<
+  string,
+  {
+    readonly summary: string;
+    readonly usage: readonly string[];
+    readonly flags: readonly FlagName[];
+  }
+> = {
+  train: {
+    summary: 'train a policy with GiGPO / GRPO / RLOO and write the run folder and its report',
+    usage: ['agentrl train --config run.yaml [--resume]', 'agentrl train --preset alfworld-cpu'],
+    flags: ['config', 'preset', 'set', 'seed', 'iterations', 'run-dir', 'resume'],
+  },
+  eval: {
+    summary: 'score a checkpoint, the configured model or an OpenAI-compatible endpoint',
+    usage: [
+      'agentrl eval --config run.yaml [--checkpoint DIR] [--split valid_unseen] [--episodes N]',
+      'agentrl eval --config run.yaml --base-url URL --model-name NAME',
+    ],
+    flags: [
+      'config',
+      'preset',
+      'set',
+      'seed',
+      'run-dir',
+      'checkpoint',
+      'split',
+      'episodes',
+      'base-url',
+      'model-name',
+    ],
+  },
+  sft: {
+    summary: 'warm-start the model on expert demonstrations (written to RUN_DIR/sft/model)',
+    usage: ['agentrl sft --config run.yaml [--demos demos.jsonl]'],
+    flags: ['config', 'preset', 'set', 'seed', 'run-dir', 'demos'],
+  },
+  report: {
+    summary: 'write report.html of a run folder',
+    usage: ['agentrl report RUN_DIR'],
+    flags: ['run-dir'],
+  },
+};
+
+function flagLines(names: readonly FlagName[]): string {
+  const left = names.map((name) => {
+    const short =
+      'short' in OPTIONS[name] ? `-${(OPTIONS[name] as { short: string }).short}, ` : '';
+    const value = FLAG_HELP[name].value;
+    return `  ${short}--${name}${value !== undefined ? ` ${value}` : ''}`;
+  });
+  const width = Math.max(...left.map((l) => l.length)) + 2;
+  return names
+    .map((name, i) => `${(left[i] as string).padEnd(width)}${FLAG_HELP[name].text}\n`)
+    .join('');
+}
+
+const USAGE = `agentrl <command> [options]
+
+Commands:
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(8)}${c.summary}\n`)
+  .join('')}
+Options:
+${flagLines(['help', 'version'])}
+Run \`agentrl <command> --help\` for the options of one command.
+`;
+
+function commandUsage(name: string): string {
+  const command = COMMANDS[name] as (typeof COMMANDS)[string];
+  return `${command.usage.map((u, i) => `${i === 0 ? 'Usage: ' : '       '}${u}\n`).join('')}
+${command.summary}
+
+Options:
+${flagLines([...command.flags, 'help'])}`;
+}
+
+/** The runner's version from its package.json, or `unknown` in a bundle that has none. */
+function version(): string {
+  const path = fileURLToPath(new URL('../package.json', import.meta.url));
+  if (!existsSync(path)) return 'unknown';
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version?: string }).version ?? 'unknown';
+}
+
+/**
+ * The command (first positional) and the flags of `argv`, read as tokens without validation, so
+ * that `-c run.yaml train` finds `train` and a value such as `--set a=b` is not taken for a flag.
+ */
+function scan(argv: readonly string[]): {
+  command: string | undefined;
+  flags: { name: string; rawName: string }[];
+} {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const command = tokens.find((t) => t.kind === 'positional')?.value;
+  const flags = tokens.flatMap((t) =>
+    t.kind === 'option' ? [{ name: t.name, rawName: t.rawName }] : [],
+  );
+  return { command, flags };
+}
 
 type Flags = ReturnType<
   typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
@@ -310,22 +432,62 @@ async function sft(flags: Flags, io: CliIO): Promise<number> {
   return 0;
 }
 
-/** Runs the CLI; returns the exit code. */
+/**
+ * Runs the CLI; returns the exit code. A leading `--` is dropped: `pnpm agentrl -- train ...`
+ * passes it through literally.
+ */
 export async function main(
   argv: readonly string[],
   io: CliIO = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    io.stderr.write(`agentrl: ${(error as Error).message}\n\n${USAGE}`);
+  const args = argv[0] === '--' ? argv.slice(1) : [...argv];
+  const { command, flags } = scan(args);
+  const known = command !== undefined ? COMMANDS[command] : undefined;
+  if (command !== undefined && known === undefined) {
+    const suggestion = closestName(command, Object.keys(COMMANDS));
+    io.stderr.write(
+      `agentrl: unknown command "${command}"${suggestion ? `; did you mean "${suggestion}"?` : ''}\n\n${USAGE}`,
+    );
     return 2;
   }
-  const [command, ...rest] = parsed.positionals;
-  if (parsed.values.help || command === undefined) {
+  const allowed: readonly FlagName[] = [...(known?.flags ?? []), 'help', 'version'];
+  const unknown = flags.find((f) => !(allowed as readonly string[]).includes(f.name));
+  if (unknown !== undefined) {
+    const where = command !== undefined ? `agentrl ${command}` : 'agentrl';
+    const suggestion = closestName(unknown.name, allowed);
+    const owners = Object.entries(COMMANDS)
+      .filter(([, c]) => (c.flags as readonly string[]).includes(unknown.name))
+      .map(([name]) => name);
+    const hint = suggestion
+      ? `; did you mean "--${suggestion}"?`
+      : owners.length > 0
+        ? `; it is an option of ${owners.map((c) => `agentrl ${c}`).join(', ')}`
+        : '';
+    io.stderr.write(
+      `${where}: unknown option "${unknown.rawName}"${hint} (\`${where} --help\` lists the options)\n`,
+    );
+    return 2;
+  }
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    const help = command !== undefined ? commandUsage(command) : USAGE;
+    io.stderr.write(`agentrl: ${(error as Error).message}\n\n${help}`);
+    return 2;
+  }
+  const rest = parsed.positionals.slice(1);
+  if (parsed.values.version) {
+    io.stdout.write(`agentrl ${version()}\n`);
+    return 0;
+  }
+  if (command === undefined) {
     io.stdout.write(USAGE);
-    return command === undefined && !parsed.values.help ? 2 : 0;
+    return parsed.values.help ? 0 : 2;
+  }
+  if (parsed.values.help) {
+    io.stdout.write(commandUsage(command));
+    return 0;
   }
   try {
     switch (command) {
@@ -347,7 +509,6 @@ export async function main(
         return 0;
       }
       default:
-        io.stderr.write(`agentrl: unknown command "${command}"\n\n${USAGE}`);
         return 2;
     }
   } catch (error) {
