@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'BACKEND_FAILURE'
   | 'PROTOCOL'
   | 'TIMEOUT'
+  | 'WEIGHT_SYNC'
   | 'ABORTED';
 
 /** Options accepted by every agentrl error. */

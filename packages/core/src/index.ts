@@ -48,6 +48,16 @@ export {
 } from './registry.ts';
 export { createRng, Rng, type RngState } from './rng.ts';
 export {
+  assertWeightsVersion,
+  type LogProbMismatch,
+  logProbMismatch,
+  policyRolloutEngine,
+  type RolloutEngine,
+  type RolloutResult,
+  type WeightSnapshot,
+  WeightSyncError,
+} from './rollout-engine.ts';
+export {
   type StepBatch,
   type StepRecord,
   stepBatchFromRecords,
