@@ -10,6 +10,14 @@ export {
 } from './corridor-env.ts';
 export { oracleRatio } from './difflib-oracle.ts';
 export {
+  createDoorsEnv,
+  DOORS_ENV_ID,
+  DOORS_WORDS,
+  type DoorsEnvOptions,
+  doorsParser,
+  doorsPrompt,
+} from './doors-env.ts';
+export {
   CodePointTokenizer,
   ScriptedPolicy,
   type ScriptedPolicyOptions,
