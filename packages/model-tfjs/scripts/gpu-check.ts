@@ -4,8 +4,9 @@
  * batch, and the wall time of scoring and of one supervised AdamW step (synchronised by reading
  * the results back). Usage: node run.mjs [model-dir] [batch] [seq-len]
  */
-import { createCausalLM, loadCausalLM } from '../src/checkpoint.ts';
-import { backendInfo } from '../src/webgpu/setup.ts';
+
+import { backendInfo } from '../src/backends/webgpu/setup.ts';
+import { createCausalLM, loadCausalLM } from '../src/io/checkpoint.ts';
 
 const [dir, batchArg, lenArg] = process.argv.slice(2);
 const logger = {

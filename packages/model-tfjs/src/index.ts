@@ -7,68 +7,8 @@ export {
   type BackendOptions,
   NATIVE_PACKAGES,
   selectBackend,
-} from './backend.ts';
-export {
-  type CreateOptions,
-  createCausalLM,
-  type LoadOptions,
-  loadCausalLM,
-} from './checkpoint.ts';
-export { type CausalLMConfig, type CausalLMConfigInput, parseConfig } from './config.ts';
-export { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './dtype.ts';
-export type { ModelLogger } from './logger.ts';
-export { LORA_TARGETS, LoRAAdapters, type LoRAOptions } from './lora.ts';
-export {
-  CausalLM,
-  type CausalLMOptions,
-  type ParameterStorage,
-  type ScoreOptions,
-  type TokenScores,
-} from './model.ts';
-export {
-  AdamWState,
-  type OptimizerOptions,
-  type ResolvedOptimizerOptions,
-} from './optimizer.ts';
-export { WorkerPool } from './parallel.ts';
-export {
-  encodeSafetensors,
-  type FloatDType,
-  type NamedTensor,
-  readCheckpointTensors,
-  readSafetensors,
-  readSafetensorsFile,
-  writeSafetensors,
-} from './safetensors.ts';
-export { type SampledToken, sampleToken, type TokenSamplingOptions } from './sampling.ts';
-export { type SaveOptions, saveCausalLM } from './save.ts';
-export {
-  HFTokenizer,
-  type HFTokenizerOptions,
-  loadQwen25Tokenizer,
-  loadTokenizer,
-  qwen25TokenizerDir,
-  type TokenizerFiles,
-} from './tokenizer.ts';
-export {
-  computeGradients,
-  defaultPolicyLoss,
-  type GradientJob,
-  type GradientSums,
-  type PolicyLossFn,
-  type PolicySample,
-  responseTensors,
-  type SupervisedSample,
-  type SupervisedStepOptions,
-  type TrainStepOptions,
-  type TrainStepResult,
-} from './train.ts';
-export {
-  loadTrainingState,
-  OPTIMIZER_STATE_FILE,
-  saveTrainingState,
-} from './training-state.ts';
-export { setWasmMatMul, type WasmMatMulKernel, wasmMatMul } from './wasm-kernels.ts';
+} from './backends/select.ts';
+export { setWasmMatMul, type WasmMatMulKernel, wasmMatMul } from './backends/wasm/kernels.ts';
 export {
   FUSED_KERNELS,
   fusedRmsNorm,
@@ -76,8 +16,8 @@ export {
   fusedSwiGLU,
   fusedTokenLogProbs,
   setFusedKernels,
-} from './webgpu/kernels/fused.ts';
-export { sampleTokensOnGpu, setGpuSampling } from './webgpu/kernels/sample.ts';
+} from './backends/webgpu/kernels/fused.ts';
+export { sampleTokensOnGpu, setGpuSampling } from './backends/webgpu/kernels/sample.ts';
 export {
   adapterName,
   backendInfo,
@@ -94,7 +34,7 @@ export {
   webgpuAdapter,
   webgpuBindingLimit,
   withGpuErrorScope,
-} from './webgpu/setup.ts';
+} from './backends/webgpu/setup.ts';
 export {
   blockRanges,
   gatherSplitRows,
@@ -102,11 +42,71 @@ export {
   matMulSplitRowsT,
   splitHost,
   splitRows,
-} from './webgpu/split.ts';
+} from './backends/webgpu/split.ts';
+export { type SampledToken, sampleToken, type TokenSamplingOptions } from './generate/sampling.ts';
+export {
+  type CreateOptions,
+  createCausalLM,
+  type LoadOptions,
+  loadCausalLM,
+} from './io/checkpoint.ts';
+export { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './io/dtype.ts';
+export {
+  encodeSafetensors,
+  type FloatDType,
+  type NamedTensor,
+  readCheckpointTensors,
+  readSafetensors,
+  readSafetensorsFile,
+  writeSafetensors,
+} from './io/safetensors.ts';
+export { type SaveOptions, saveCausalLM } from './io/save.ts';
+export {
+  loadTrainingState,
+  OPTIMIZER_STATE_FILE,
+  saveTrainingState,
+} from './io/training-state.ts';
+export type { ModelLogger } from './logger.ts';
+export {
+  CausalLM,
+  type CausalLMOptions,
+  type ParameterStorage,
+  type ScoreOptions,
+  type TokenScores,
+} from './model/causal-lm.ts';
+export { type CausalLMConfig, type CausalLMConfigInput, parseConfig } from './model/config.ts';
+export { LORA_TARGETS, LoRAAdapters, type LoRAOptions } from './model/lora.ts';
+export { WorkerPool } from './parallel/worker-pool.ts';
+export {
+  HFTokenizer,
+  type HFTokenizerOptions,
+  loadQwen25Tokenizer,
+  loadTokenizer,
+  qwen25TokenizerDir,
+  type TokenizerFiles,
+} from './tokenizer/hf-tokenizer.ts';
 export {
   buildWordVocabulary,
   splitWords,
   WORD_VOCABULARY_SPECIALS,
   type WordVocabularyOptions,
   writeTokenizerFiles,
-} from './word-vocabulary.ts';
+} from './tokenizer/word-vocabulary.ts';
+export {
+  AdamWState,
+  type OptimizerOptions,
+  type ResolvedOptimizerOptions,
+} from './train/optimizer.ts';
+export {
+  computeGradients,
+  defaultPolicyLoss,
+  type GradientJob,
+  type GradientSums,
+  type PolicyLossFn,
+  type PolicySample,
+  responseTensors,
+  type SupervisedSample,
+  type SupervisedStepOptions,
+  type TrainStepOptions,
+  type TrainStepResult,
+} from './train/steps.ts';

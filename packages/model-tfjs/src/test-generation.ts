@@ -3,7 +3,7 @@
  * tokens equal those the full forward pass gives the same sequences.
  */
 import { expect } from 'vitest';
-import type { CausalLM } from './model.ts';
+import type { CausalLM } from './model/causal-lm.ts';
 
 /** Samples `newTokens` per prompt (T = 1, `seed`) and compares with a full forward pass, 1e-4. */
 export async function expectCacheMatchesFullForward(

@@ -1,0 +1,171 @@
+/**
+ * Backend selection (spec B7.1). Automatic order: tensorflow (tfjs-node-gpu) -> webgpu (a hardware
+ * adapter only; see webgpu/setup.ts beside it) -> tensorflow (tfjs-node) -> wasm -> cpu. An option or
+ * `AGENTRL_TFJS_BACKEND` forces any of them (webgpu on a software adapter included).
+ * The native packages are optional dependencies and may be present but unbuilt, so presence
+ * proves nothing: each is required inside try/catch and a failure falls through to the next.
+ */
+import { createRequire } from 'node:module';
+import { AgentRLError, ConfigError } from '@agentrl/core';
+import * as tf from '@tensorflow/tfjs';
+import '@tensorflow/tfjs-backend-wasm';
+import type { ModelLogger } from '../logger.ts';
+import { registerWasmKernels } from './wasm/kernels.ts';
+import { initWebGPU, type WebGPUOptions } from './webgpu/setup.ts';
+
+/** The tfjs backends this package can run on. */
+export type BackendName = 'tensorflow' | 'webgpu' | 'wasm' | 'cpu';
+
+const BACKENDS: readonly BackendName[] = ['tensorflow', 'webgpu', 'wasm', 'cpu'];
+
+/** Environment variable that overrides the automatic choice. */
+export const BACKEND_ENV_VAR = 'AGENTRL_TFJS_BACKEND';
+
+/** Options of {@link selectBackend}. */
+export interface BackendOptions {
+  /** Force a backend; otherwise `AGENTRL_TFJS_BACKEND`, otherwise the automatic order. */
+  readonly backend?: BackendName;
+  /** Receives which backend was chosen and why others were skipped. */
+  readonly logger?: ModelLogger;
+  /** Environment to read the override from (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Loads a module by name (default: `require`); tests inject a failing loader. */
+  readonly loadModule?: (name: string) => unknown;
+  /** Settings of the webgpu backend (binding cap, adapter preference). */
+  readonly webgpu?: WebGPUOptions;
+}
+
+const nodeRequire = createRequire(import.meta.url);
+
+/** The native packages that register the `tensorflow` backend, most capable first. */
+export const NATIVE_PACKAGES = ['@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node'] as const;
+
+function parseBackendName(value: string, field: string): BackendName {
+  const name = value.trim().toLowerCase();
+  if ((BACKENDS as readonly string[]).includes(name)) return name as BackendName;
+  throw new ConfigError(`${field} is ${JSON.stringify(value)}; use one of ${BACKENDS.join(', ')}`, {
+    details: { field, value },
+  });
+}
+
+async function tryTensorflow(
+  load: (name: string) => unknown,
+  logger: ModelLogger | undefined,
+  packages: readonly string[] = NATIVE_PACKAGES,
+): Promise<string | undefined> {
+  const failures: string[] = [];
+  for (const pkg of packages) {
+    try {
+      load(pkg);
+      if (
+        tf.findBackend('tensorflow') !== null ||
+        tf.engine().registryFactory.tensorflow !== undefined
+      ) {
+        return undefined;
+      }
+      failures.push(`${pkg}: loaded but registered no "tensorflow" backend`);
+    } catch (error) {
+      const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      failures.push(`${pkg}: ${message}`);
+      // A failed native package has usually registered its kernels already; the next one would
+      // only fail the same way after printing a re-registration warning per kernel.
+      if (tf.getKernelsForBackend('tensorflow').length > 0) break;
+    }
+  }
+  const reason = failures.join('; ');
+  logger?.info?.('tensorflow backend unavailable', { reason });
+  return reason;
+}
+
+async function activate(name: BackendName): Promise<boolean> {
+  if (name === 'wasm') registerWasmKernels();
+  try {
+    const ok = await tf.setBackend(name);
+    if (ok) await tf.ready();
+    // The cpu backend prints an install hint on first use in Node; libraries do not print.
+    if (ok && name === 'cpu') Object.assign(tf.backend(), { firstUse: false });
+    return ok && tf.getBackend() === name;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Chooses, initialises and activates a backend; returns its name. An explicit request that cannot
+ * be satisfied throws (`BACKEND_UNAVAILABLE`) rather than silently running elsewhere.
+ */
+export async function selectBackend(options: BackendOptions = {}): Promise<BackendName> {
+  const env = options.env ?? process.env;
+  const load = options.loadModule ?? ((name: string) => nodeRequire(name));
+  const logger = options.logger;
+  const loadModule = options.loadModule;
+  const webgpu: WebGPUOptions = {
+    ...(loadModule === undefined ? {} : { importModule: async (name) => loadModule(name) }),
+    ...options.webgpu,
+  };
+  const fromEnv = env[BACKEND_ENV_VAR];
+  const requested =
+    options.backend !== undefined
+      ? parseBackendName(options.backend, 'backend')
+      : fromEnv !== undefined && fromEnv.trim() !== ''
+        ? parseBackendName(fromEnv, BACKEND_ENV_VAR)
+        : undefined;
+
+  if (requested !== undefined) {
+    // Also when webgpu is already active: applies the options (binding cap) of this call.
+    if (requested === 'webgpu') await initWebGPU({ ...webgpu, logger });
+    if (tf.getBackend() === requested) return requested;
+    let reason = '';
+    if (requested === 'tensorflow') reason = (await tryTensorflow(load, logger)) ?? '';
+    if (reason === '' && (await activate(requested))) {
+      logger?.info?.(`tfjs backend: ${requested}`, {
+        backend: requested,
+        source: options.backend !== undefined ? 'option' : BACKEND_ENV_VAR,
+      });
+      return requested;
+    }
+    throw new AgentRLError(
+      'BACKEND_UNAVAILABLE',
+      `tfjs backend "${requested}" could not be initialised${reason ? ` (${reason})` : ''}; install its package (see the @agentrl/model-tfjs README) or choose wasm or cpu`,
+      { details: { backend: requested, reason } },
+    );
+  }
+
+  const current = tf.getBackend();
+  if ((current === 'tensorflow' || current === 'wasm') && tf.findBackend(current) !== null) {
+    if (current === 'wasm') registerWasmKernels();
+    return current;
+  }
+  const [gpuPackage, ...cpuPackages] = NATIVE_PACKAGES;
+  for (const packages of [[gpuPackage], 'webgpu', cpuPackages] as const) {
+    if (packages === 'webgpu') {
+      try {
+        await initWebGPU({ ...webgpu, logger, requireHardware: true });
+        if (await activate('webgpu')) {
+          logger?.info?.('tfjs backend: webgpu', { backend: 'webgpu', source: 'auto' });
+          return 'webgpu';
+        }
+      } catch (error) {
+        const reason = error instanceof Error ? error.message.split(';')[0] : String(error);
+        logger?.info?.('webgpu backend unavailable', { reason });
+      }
+    } else if (
+      (await tryTensorflow(load, logger, packages as readonly string[])) === undefined &&
+      (await activate('tensorflow'))
+    ) {
+      logger?.info?.('tfjs backend: tensorflow', { backend: 'tensorflow', source: 'auto' });
+      return 'tensorflow';
+    }
+  }
+  for (const name of ['wasm', 'cpu'] as const) {
+    if (await activate(name)) {
+      logger?.info?.(`tfjs backend: ${name}`, { backend: name, source: 'auto' });
+      return name;
+    }
+    logger?.warn?.(`tfjs backend ${name} failed to initialise`);
+  }
+  throw new AgentRLError(
+    'BACKEND_UNAVAILABLE',
+    'no tfjs backend could be initialised (tried tensorflow, wasm, cpu)',
+  );
+}

@@ -1,0 +1,121 @@
+import * as tf from '@tensorflow/tfjs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createCausalLM } from '../../io/checkpoint.ts';
+import type { CausalLM } from '../../model/causal-lm.ts';
+import { AdamWState, applyAdamW } from '../../train/optimizer.ts';
+import { setFusedKernels } from './kernels/fused.ts';
+import { countWebGPUDispatches, probeWebGPUAdapter } from './setup.ts';
+
+const adapter = await probeWebGPUAdapter().catch(() => undefined);
+const skipReason =
+  adapter === undefined ? ' (skipped: no WebGPU adapter; see .ci/setup-vulkan.sh)' : '';
+if (skipReason !== '') console.log(`webgpu dispatch-count tests skipped${skipReason}`);
+
+const config = (layers: number) => ({
+  vocab_size: 64,
+  hidden_size: 32,
+  intermediate_size: 48,
+  num_hidden_layers: layers,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  tie_word_embeddings: true,
+});
+const batch = [
+  [1, 2, 3, 4, 5, 6, 7, 8],
+  [9, 10, 11, 12, 13, 14, 15, 16],
+];
+
+async function count(model: CausalLM, withBackward: boolean): Promise<number> {
+  const run = async () => {
+    if (withBackward) {
+      const { value, grads } = tf.variableGrads(
+        () => tf.neg(tf.mean(model.tokenLogProbTensors(batch).logProbs)) as tf.Scalar,
+        model.variables(),
+      );
+      await value.data();
+      tf.dispose([value, ...Object.values(grads)]);
+    } else {
+      const out = tf.tidy(() => model.tokenLogProbTensors(batch).logProbs);
+      await out.data();
+      out.dispose();
+    }
+  };
+  await run(); // warm-up: compile pipelines
+  return (await countWebGPUDispatches(run)).dispatches;
+}
+
+/** Dispatches of one decoder layer: a 2-layer model minus a 1-layer model. */
+async function perLayer(fused: boolean): Promise<{ forward: number; backward: number }> {
+  setFusedKernels(fused);
+  const one = await createCausalLM(config(1), { seed: 1, backend: 'webgpu' });
+  const two = await createCausalLM(config(2), { seed: 1, backend: 'webgpu' });
+  const forward = (await count(two, false)) - (await count(one, false));
+  const both = (await count(two, true)) - (await count(one, true));
+  one.dispose();
+  two.dispose();
+  return { forward, backward: both - forward };
+}
+
+describe.skipIf(adapter === undefined)(
+  `dispatches per decoder layer on webgpu${skipReason}`,
+  () => {
+    afterAll(() => setFusedKernels(true));
+
+    it('are fewer with the fused kernels, forward and backward', async () => {
+      const composed = await perLayer(false);
+      const fused = await perLayer(true);
+      console.log(
+        `dispatches per decoder layer: composed forward ${composed.forward}, backward ${composed.backward}; fused forward ${fused.forward}, backward ${fused.backward}`,
+      );
+      expect(fused.forward).toBeLessThan(composed.forward);
+      expect(fused.backward).toBeLessThan(composed.backward);
+    });
+
+    it('come with the host time spent issuing them, and the counters are removed afterwards', async () => {
+      const model = await createCausalLM(config(2), { seed: 1, backend: 'webgpu' });
+      const run = async () => {
+        const out = tf.tidy(() => model.tokenLogProbTensors(batch).logProbs);
+        await out.data();
+        out.dispose();
+      };
+      await run();
+      const engine = tf.engine() as unknown as Record<string, unknown>;
+      expect(Object.hasOwn(engine, 'runKernelFunc')).toBe(false);
+      const start = performance.now();
+      const counted = await countWebGPUDispatches(run);
+      const wall = performance.now() - start;
+      expect(Object.hasOwn(engine, 'runKernelFunc')).toBe(false);
+      expect(counted.dispatches).toBeGreaterThan(0);
+      expect(counted.hostMs).toBeGreaterThan(0);
+      expect(counted.hostMs).toBeLessThanOrEqual(wall);
+      console.log(
+        `host time issuing ${counted.dispatches} dispatches of a 2-layer forward: ${counted.hostMs.toFixed(2)} ms of ${wall.toFixed(2)} ms wall (${((1000 * counted.hostMs) / counted.dispatches).toFixed(0)} µs per dispatch)`,
+      );
+      model.dispose();
+    });
+
+    it('are fewer for an AdamW step with the fused update', async () => {
+      const perParameter = async (fused: boolean): Promise<number> => {
+        setFusedKernels(fused);
+        const counts: number[] = [];
+        for (const k of [2, 4]) {
+          const vars = Array.from({ length: k }, (_, i) => tf.variable(tf.fill([16, 8], i + 1)));
+          const grads = vars.map((_, i) => tf.fill([16, 8], 0.1 * (i + 1)));
+          const state = new AdamWState();
+          const step = () => applyAdamW(state, vars, grads, { learningRate: 0.01 });
+          await step();
+          counts.push((await countWebGPUDispatches(step)).dispatches);
+          state.dispose();
+          tf.dispose([...vars, ...grads]);
+        }
+        return ((counts[1] as number) - (counts[0] as number)) / 2;
+      };
+      const composed = await perParameter(false);
+      const fused = await perParameter(true);
+      console.log(
+        `dispatches per parameter of an AdamW step: composed ${composed}, fused ${fused}`,
+      );
+      expect(fused).toBeLessThan(composed);
+    });
+  },
+);

@@ -1,0 +1,134 @@
+/**
+ * Causal grouped-query attention as one WGSL dispatch (forward): one workgroup per (batch,
+ * position, query head), two passes over the keys (row maximum, then exp-weighted sum of values),
+ * no `[T, S]` score matrix in memory. The backward pass (attention-backward.ts) takes four
+ * dispatches and recomputes the probabilities. Layouts follow model/ops.ts: `q` `[B, T, nh, d]`, keys transposed
+ * `kT` `[B, nkv, d, S]`, `v` `[B, nkv, S, d]`, additive `mask` `[B or 1, 1, T, S]`; the output is
+ * `[B·T, nh·d]`. Query head `i` reads kv head `floor(i / (nh / nkv))`.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { attentionBackwardFused, registerAttentionBackwardKernels } from './attention-backward.ts';
+import {
+  ATTENTION_UNIFORMS,
+  attentionScore,
+  attentionUniforms,
+  QUERY_ROW,
+} from './attention-rows.ts';
+import {
+  type ProgramUniform,
+  registerProgramKernels,
+  rowProgram,
+  type WebGPUProgram,
+} from './programs.ts';
+
+export const ATTENTION_KERNEL = 'AgentrlAttention';
+
+/** The composed reference (same math as model/ops.ts `attention`). */
+export function attentionComposed(
+  q: tf.Tensor4D,
+  kT: tf.Tensor4D,
+  v: tf.Tensor4D,
+  mask: tf.Tensor4D,
+): tf.Tensor2D {
+  const [B, T, nh, d] = q.shape;
+  const nkv = kT.shape[1];
+  const S = kT.shape[3];
+  const g = nh / nkv;
+  const qh = tf.reshape(tf.transpose(tf.mul(q, 1 / Math.sqrt(d)), [0, 2, 1, 3]), [
+    B * nkv,
+    g * T,
+    d,
+  ]);
+  const scores = tf.add(
+    tf.reshape(tf.matMul(qh, tf.reshape(kT, [B * nkv, d, S])), [B, nh, T, S]),
+    mask,
+  );
+  const probs = tf.reshape(tf.softmax(scores, -1), [B * nkv, g * T, S]);
+  const out = tf.reshape(tf.matMul(probs, tf.reshape(v, [B * nkv, S, d])), [B, nh, T, d]);
+  return tf.reshape(tf.transpose(out, [0, 2, 1, 3]), [B * T, nh * d]);
+}
+
+/** Builds the forward program for the given shapes. */
+export function attentionProgram(
+  q: tf.TensorInfo,
+  kT: tf.TensorInfo,
+  mask: tf.TensorInfo,
+): { program: WebGPUProgram; uniforms: ProgramUniform[] } {
+  const [B, T, nh, d] = q.shape as [number, number, number, number];
+  const rows = B * T * nh;
+  const program = rowProgram(
+    `attention_d${d}`,
+    ['q', 'kT', 'v', 'mask'],
+    [B * T, nh * d],
+    rows,
+    `${QUERY_ROW}
+    var qv : array<f32, D>;
+    for (var k = 0; k < D; k++) { qv[k] = q[r * D + k] * uniforms.scale; }
+    var m = -3.402823e+38;
+    for (var s = tid; s < S; s += BLOCK) {
+      ${attentionScore('qv')}
+      m = max(m, sc);
+    }
+    let rowMax = reduceMax(m, tid);
+    var l = 0.0;
+    var acc : array<f32, D>;
+    for (var s = tid; s < S; s += BLOCK) {
+      ${attentionScore('qv')}
+      let p = exp(sc - rowMax);
+      l += p;
+      for (var k = 0; k < D; k++) { acc[k] += p * v[vBase + s * D + k]; }
+    }
+    let total = reduceSum(l, tid);
+    for (var k = 0; k < D; k++) {
+      let a = reduceSum(acc[k], tid);
+      if (tid == 0 && inRange) { result[r * D + k] = a / total; }
+    }`,
+    ATTENTION_UNIFORMS,
+    `const D = ${d};`,
+  );
+  return { program, uniforms: attentionUniforms(q, kT, mask, rows) };
+}
+
+/** Registers the attention kernel for webgpu (idempotent), and its backward kernels. */
+export function registerAttentionKernel(): void {
+  registerAttentionBackwardKernels();
+  registerProgramKernels({
+    [ATTENTION_KERNEL]: {
+      inputs: ['q', 'kT', 'v', 'mask'],
+      build: ([q, kT, , mask]) =>
+        attentionProgram(q as tf.TensorInfo, kT as tf.TensorInfo, mask as tf.TensorInfo),
+    },
+  });
+}
+
+/** Attention in one dispatch on webgpu (backward: four), composed elsewhere. */
+export function fusedAttention(
+  q: tf.Tensor4D,
+  kT: tf.Tensor4D,
+  v: tf.Tensor4D,
+  mask: tf.Tensor4D,
+): tf.Tensor2D {
+  if (tf.getBackend() !== 'webgpu') return attentionComposed(q, kT, v, mask);
+  // The mask is a constant: captured (and saved), so no gradient is computed for it.
+  const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const [sq, sk, sv, save] = args as [tf.Tensor4D, tf.Tensor4D, tf.Tensor4D, tf.GradSaveFunc];
+    const value = tf
+      .engine()
+      .runKernel(ATTENTION_KERNEL, { q: sq, kT: sk, v: sv, mask }) as tf.Tensor;
+    save([sq, sk, sv, mask, value]);
+    return {
+      value,
+      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
+        const [q0, k0, v0, m0, o0] = saved as [
+          tf.Tensor,
+          tf.Tensor,
+          tf.Tensor,
+          tf.Tensor,
+          tf.Tensor,
+        ];
+        return attentionBackwardFused(q0, k0, v0, m0, o0, dy as tf.Tensor);
+      },
+    };
+  }) as (q: tf.Tensor, kT: tf.Tensor, v: tf.Tensor) => tf.Tensor;
+  return op(q, kT, v) as tf.Tensor2D;
+}

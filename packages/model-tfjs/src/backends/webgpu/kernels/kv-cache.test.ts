@@ -1,0 +1,99 @@
+import * as tf from '@tensorflow/tfjs';
+import { describe, expect, it } from 'vitest';
+import { rotaryTables } from '../../../model/ops.ts';
+import { seededFloats } from '../../../test-models.ts';
+import { selectBackend } from '../../select.ts';
+import { countWebGPUDispatches, probeWebGPUAdapter } from '../setup.ts';
+import { appendKeys, appendValues } from './kv-cache.ts';
+
+const adapter = await probeWebGPUAdapter().catch(() => undefined);
+const skipReason =
+  adapter === undefined ? ' (skipped: no WebGPU adapter; see .ci/setup-vulkan.sh)' : '';
+if (skipReason !== '') console.log(`KV-cache webgpu kernel tests skipped${skipReason}`);
+
+interface Shapes {
+  readonly B: number;
+  readonly T: number;
+  readonly nkv: number;
+  readonly d: number;
+  /** Cached positions before the call (0: no past). */
+  readonly Sp: number;
+}
+
+/** Keys and values appended on `backend` (composed tfjs ops unless webgpu), as arrays. */
+async function appended(backend: 'cpu' | 'webgpu', s: Shapes) {
+  await selectBackend({ backend });
+  const { B, T, nkv, d, Sp } = s;
+  const positions = Array.from({ length: B * T }, (_, i) => Sp + (i % T) + 3 * Math.floor(i / T));
+  const invFreq = Float32Array.from({ length: d / 2 }, (_, j) => 1 / 10000 ** ((2 * j) / d));
+  const tables = rotaryTables(positions, invFreq);
+  const cos = tf.tensor2d(tables.cos, [B * T, d]);
+  const sin = tf.tensor2d(tables.sin, [B * T, d]);
+  const kx = tf.tensor2d(seededFloats(B * T * nkv * d, 1), [B * T, nkv * d]);
+  const vx = tf.tensor2d(seededFloats(B * T * nkv * d, 2), [B * T, nkv * d]);
+  const pastK =
+    Sp > 0 ? tf.tensor4d(seededFloats(B * nkv * d * Sp, 3), [B, nkv, d, Sp]) : undefined;
+  const pastV =
+    Sp > 0 ? tf.tensor4d(seededFloats(B * nkv * Sp * d, 4), [B, nkv, Sp, d]) : undefined;
+  const { result, dispatches } =
+    backend === 'webgpu'
+      ? await countWebGPUDispatches(() => ({
+          k: appendKeys(kx, cos, sin, B, nkv, pastK),
+          v: appendValues(vx, B, nkv, pastV),
+        }))
+      : {
+          result: {
+            k: appendKeys(kx, cos, sin, B, nkv, pastK),
+            v: appendValues(vx, B, nkv, pastV),
+          },
+          dispatches: undefined,
+        };
+  const out = {
+    kShape: result.k.shape,
+    vShape: result.v.shape,
+    k: (await result.k.data()) as Float32Array,
+    v: (await result.v.data()) as Float32Array,
+    dispatches,
+  };
+  tf.dispose([
+    cos,
+    sin,
+    kx,
+    vx,
+    result.k,
+    result.v,
+    ...(pastK ? [pastK] : []),
+    ...(pastV ? [pastV] : []),
+  ]);
+  return out;
+}
+
+function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  let worst = 0;
+  for (let i = 0; i < a.length; i++)
+    worst = Math.max(worst, Math.abs((a[i] as number) - (b[i] as number)));
+  return worst;
+}
+
+describe.skipIf(adapter === undefined)(
+  `KV-cache kernels on webgpu against cpu${skipReason}`,
+  () => {
+    it.each([
+      { B: 2, T: 1, nkv: 2, d: 8, Sp: 5 },
+      { B: 3, T: 4, nkv: 2, d: 16, Sp: 0 },
+      { B: 1, T: 3, nkv: 3, d: 4, Sp: 2 },
+      { B: 2, T: 7, nkv: 1, d: 64, Sp: 9 },
+    ])('append rotated keys and values in one dispatch each: %o', async (s) => {
+      const want = await appended('cpu', s);
+      const got = await appended('webgpu', s);
+      expect(got.kShape).toEqual([s.B, s.nkv, s.d, s.Sp + s.T]);
+      expect(got.vShape).toEqual([s.B, s.nkv, s.Sp + s.T, s.d]);
+      expect(want.kShape).toEqual(got.kShape);
+      expect(want.vShape).toEqual(got.vShape);
+      expect(maxAbsDiff(got.k, want.k)).toBeLessThan(1e-6);
+      // Values and cached keys are copies: exact.
+      expect(maxAbsDiff(got.v, want.v)).toBe(0);
+      expect(got.dispatches).toBe(2);
+    });
+  },
+);

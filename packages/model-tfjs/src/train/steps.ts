@@ -1,0 +1,458 @@
+/**
+ * Training steps over micro-batches with gradient accumulation (spec A5): the PPO actor loss of
+ * `@agentrl/algorithms` (or any loss over the same inputs) and a supervised masked next-token
+ * step for warm starts. Everything runs inside `tf.tidy`; only the accumulated gradients and the
+ * optimizer state live between micro-batches.
+ */
+import { type ActorLossInputs, type ActorLossOptions, actorLoss } from '@agentrl/algorithms';
+import { InvalidInputError } from '@agentrl/core';
+import * as tf from '@tensorflow/tfjs';
+import { releasePackedPanels } from '../backends/wasm/kernels.ts';
+import { checkWasmTraining, isWasmHeapFailure, wasmHeapFailure } from '../backends/wasm/memory.ts';
+import { fusedKernelsActive, fusedTokenLogProbs } from '../backends/webgpu/kernels/fused.ts';
+import type { CausalLM } from '../model/causal-lm.ts';
+import { pickLogProbs } from '../model/ops.ts';
+import { AdamWState, applyAdamW, type OptimizerOptions } from './optimizer.ts';
+
+/** One step sample of a policy update. Response token `j` sits at index `promptIds.length + j`. */
+export interface PolicySample {
+  readonly promptIds: readonly number[];
+  readonly responseIds: readonly number[];
+  /** One advantage for every response token, or one per token. */
+  readonly advantage: number | readonly number[];
+  /** Log-probs of the response tokens when sampled (same temperature as `temperature`). */
+  readonly oldLogProbs: readonly number[];
+  /** Reference-model log-probs of the response tokens (for the KL loss). */
+  readonly refLogProbs?: readonly number[];
+  /** 1 for tokens that count in the loss; default all 1. */
+  readonly responseMask?: readonly number[];
+}
+
+/** A loss over one micro-batch's tensors (`[B, R]`; `logits` `[B, R, V]` when requested). */
+export type PolicyLossFn = (inputs: ActorLossInputs<tf.Tensor, tf.Tensor>) => {
+  loss: tf.Scalar;
+  metrics?: Readonly<Record<string, tf.Scalar | undefined>>;
+};
+
+/** Options of {@link trainPolicyStep}. */
+export interface TrainStepOptions extends OptimizerOptions {
+  /** Options of `actorLoss` from `@agentrl/algorithms` (clip ratios, KL and entropy coefficients, aggregation). */
+  readonly loss?: ActorLossOptions;
+  /** Replaces the default `actorLoss(inputs, options.loss)`. */
+  readonly lossFn?: PolicyLossFn;
+  /** Pass response logits to the loss (entropy term). Default: unless `loss.entropyCoeff` is 0. */
+  readonly withLogits?: boolean;
+  /** Samples per forward/backward pass; gradients are accumulated. Default: all at once. */
+  readonly microBatchSize?: number;
+  /** Rollout temperature: logits are divided by it, as when old log-probs were scored. Default 1. */
+  readonly temperature?: number;
+}
+
+/** What one optimizer step did. */
+export interface TrainStepResult {
+  /** Sample-weighted mean of the micro-batch losses. */
+  readonly loss: number;
+  /** Global gradient L2 norm before clipping. */
+  readonly gradNorm: number;
+  /** True when the norm was not finite and no update was applied. */
+  readonly skipped: boolean;
+  /** Sample-weighted means of the loss's metrics (pgClipfrac, ppoKl, entropyLoss, klLoss...). */
+  readonly metrics: Readonly<Record<string, number>>;
+}
+
+function toRow(
+  value: number | readonly number[],
+  length: number,
+  field: string,
+): readonly number[] {
+  if (typeof value === 'number') return Array.from({ length }, () => value);
+  if (value.length !== length) {
+    throw new InvalidInputError(
+      `${field} has ${value.length} values for ${length} response tokens`,
+      { details: { field } },
+    );
+  }
+  return value;
+}
+
+function padded(rows: readonly (readonly number[])[], width: number): tf.Tensor2D {
+  const data = new Float32Array(rows.length * width);
+  rows.forEach((r, b) => {
+    for (let j = 0; j < r.length; j++) data[b * width + j] = r[j] as number;
+  });
+  return tf.tensor2d(data, [rows.length, width]);
+}
+
+/**
+ * Response log-probs `[B, R]` (and logits `[B, R, V]` when asked), R = longest response, for
+ * prompt+response sequences; call inside `tf.tidy`.
+ */
+export function responseTensors(
+  model: CausalLM,
+  prompts: readonly (readonly number[])[],
+  responses: readonly (readonly number[])[],
+  options: { temperature?: number; withLogits?: boolean } = {},
+): { logProbs: tf.Tensor2D; logits?: tf.Tensor3D } {
+  const B = prompts.length;
+  const R = Math.max(1, ...responses.map((r) => r.length));
+  const sequences = prompts.map((p, b) => [...p, ...(responses[b] as readonly number[])]);
+  const T = Math.max(2, ...sequences.map((s) => s.length));
+  const index = new Int32Array(B * R);
+  prompts.forEach((p, b) => {
+    if (p.length === 0)
+      throw new InvalidInputError(
+        `promptIds of sample ${b} is empty; a response needs at least one prompt token`,
+        { details: { field: `samples[${b}].promptIds` } },
+      );
+    const n = (responses[b] as readonly number[]).length;
+    for (let j = 0; j < R; j++) index[b * R + j] = b * (T - 1) + (j < n ? p.length + j - 1 : 0);
+  });
+  const { logits } = model.positionLogits(sequences, index, options.temperature ?? 1);
+  const targets = new Int32Array(B * R);
+  responses.forEach((r, b) => {
+    for (let j = 0; j < R; j++) targets[b * R + j] = j < r.length ? (r[j] as number) : 0;
+  });
+  // On webgpu: one fused dispatch each way instead of the logsumexp + gather chain over [N, V].
+  const picked = fusedKernelsActive()
+    ? fusedTokenLogProbs(logits, tf.tensor1d(targets, 'int32'))
+    : pickLogProbs(logits, targets).logProbs;
+  const logProbs = tf.reshape(picked, [B, R]) as tf.Tensor2D;
+  if (options.withLogits !== true) return { logProbs };
+  return { logProbs, logits: tf.reshape(logits, [B, R, model.config.vocabSize]) };
+}
+
+function stateOf(model: CausalLM): AdamWState {
+  if (!(model.optimizerState instanceof AdamWState)) model.optimizerState = new AdamWState();
+  return model.optimizerState as AdamWState;
+}
+
+function chunks<T>(items: readonly T[], size: number | undefined): T[][] {
+  const n = size === undefined ? items.length : size;
+  if (!Number.isInteger(n) || n <= 0)
+    throw new InvalidInputError(`microBatchSize must be a positive integer, got ${size}`, {
+      details: { field: 'microBatchSize', value: size },
+    });
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += n) out.push(items.slice(i, i + n));
+  return out;
+}
+
+/** Gradients summed over micro-batches (one tensor per variable), with loss and metric sums. */
+export interface GradientSums {
+  readonly grads: tf.Tensor[] | undefined;
+  readonly loss: number;
+  readonly metrics: Record<string, number>;
+}
+
+/**
+ * A serialisable unit of gradient work: micro-batches with their loss weights. Worker threads
+ * receive these (see parallel/worker-pool.ts), so everything in it is plain data.
+ */
+export type GradientJob =
+  | {
+      readonly kind: 'policy';
+      readonly microBatches: readonly (readonly PolicySample[])[];
+      readonly weights: readonly number[];
+      readonly loss?: ActorLossOptions;
+      readonly withLogits: boolean;
+      readonly temperature?: number;
+    }
+  | {
+      readonly kind: 'sft';
+      readonly microBatches: readonly (readonly SupervisedSample[])[];
+      readonly weights: readonly number[];
+    };
+
+type MicroBatchLoss = {
+  loss: tf.Scalar;
+  metrics?: Readonly<Record<string, tf.Scalar | undefined>>;
+};
+
+function policyLossOf(
+  model: CausalLM,
+  mb: readonly PolicySample[],
+  job: Extract<GradientJob, { kind: 'policy' }>,
+  lossFn: PolicyLossFn,
+): MicroBatchLoss {
+  const R = Math.max(1, ...mb.map((s) => s.responseIds.length));
+  const rows = mb.map((s) => {
+    const n = s.responseIds.length;
+    return {
+      advantages: toRow(s.advantage, n, 'advantage'),
+      old: toRow(s.oldLogProbs, n, 'oldLogProbs'),
+      ref: s.refLogProbs === undefined ? undefined : toRow(s.refLogProbs, n, 'refLogProbs'),
+      mask:
+        s.responseMask === undefined
+          ? toRow(1, n, 'mask')
+          : toRow(s.responseMask, n, 'responseMask'),
+    };
+  });
+  const out = responseTensors(
+    model,
+    mb.map((s) => s.promptIds),
+    mb.map((s) => s.responseIds),
+    {
+      ...(job.temperature !== undefined ? { temperature: job.temperature } : {}),
+      withLogits: job.withLogits,
+    },
+  );
+  const hasRef = rows.every((r) => r.ref !== undefined);
+  return lossFn({
+    logProb: out.logProbs,
+    oldLogProb: padded(
+      rows.map((r) => r.old),
+      R,
+    ),
+    advantages: padded(
+      rows.map((r) => r.advantages),
+      R,
+    ),
+    responseMask: padded(
+      rows.map((r) => r.mask),
+      R,
+    ),
+    ...(hasRef
+      ? {
+          refLogProb: padded(
+            rows.map((r) => r.ref as readonly number[]),
+            R,
+          ),
+        }
+      : {}),
+    ...(out.logits !== undefined ? { logits: out.logits } : {}),
+  });
+}
+
+function sftLossOf(model: CausalLM, mb: readonly SupervisedSample[]): MicroBatchLoss {
+  const R = Math.max(1, ...mb.map((s) => s.responseIds.length));
+  const { logProbs } = responseTensors(
+    model,
+    mb.map((s) => s.promptIds),
+    mb.map((s) => s.responseIds),
+  );
+  const mask = padded(
+    mb.map((s) => s.responseIds.map(() => 1)),
+    R,
+  );
+  const count = Math.max(
+    1,
+    mb.reduce((a, s) => a + s.responseIds.length, 0),
+  );
+  return { loss: tf.div(tf.neg(tf.sum(tf.mul(logProbs, mask))), count) as tf.Scalar };
+}
+
+/** The default policy loss: `actorLoss` of `@agentrl/algorithms` with its metrics. */
+export function defaultPolicyLoss(options: ActorLossOptions | undefined): PolicyLossFn {
+  return (inputs) => {
+    const r = actorLoss(inputs, options);
+    return {
+      loss: r.policyLoss,
+      metrics: {
+        pgLoss: r.pgLoss,
+        pgClipfrac: r.pgClipfrac,
+        ppoKl: r.ppoKl,
+        pgClipfracLower: r.pgClipfracLower,
+        entropyLoss: r.entropyLoss,
+        klLoss: r.klLoss,
+      },
+    };
+  };
+}
+
+/**
+ * Sums `weight · loss(microBatch)` gradients over the job's micro-batches, each forward/backward
+ * inside `tf.tidy`; only the running sums stay alive between micro-batches.
+ */
+export async function computeGradients(
+  model: CausalLM,
+  job: GradientJob,
+  lossFn?: PolicyLossFn,
+): Promise<GradientSums> {
+  const variables = model.trainableVariables();
+  const policyLoss = job.kind === 'policy' ? (lossFn ?? defaultPolicyLoss(job.loss)) : undefined;
+  let acc: tf.Tensor[] | undefined;
+  let lossSum = 0;
+  const metricSums: Record<string, number> = {};
+  try {
+    for (let m = 0; m < job.microBatches.length; m++) {
+      const weight = job.weights[m] as number;
+      let kept: Record<string, tf.Scalar> = {};
+      const next = tf.tidy(() => {
+        const { value, grads } = tf.variableGrads(() => {
+          const out =
+            job.kind === 'policy'
+              ? policyLossOf(
+                  model,
+                  job.microBatches[m] as readonly PolicySample[],
+                  job,
+                  policyLoss as PolicyLossFn,
+                )
+              : sftLossOf(model, job.microBatches[m] as readonly SupervisedSample[]);
+          kept = {};
+          for (const [k, v] of Object.entries(out.metrics ?? {}))
+            if (v !== undefined) kept[k] = tf.keep(v);
+          return tf.mul(out.loss, weight) as tf.Scalar;
+        }, variables);
+        const summed = variables.map((v, i) => {
+          const g = grads[v.name] ?? tf.zerosLike(v);
+          return acc === undefined ? g : tf.add(acc[i] as tf.Tensor, g);
+        });
+        return [value, ...summed];
+      });
+      if (acc !== undefined) tf.dispose(acc);
+      const [value, ...summed] = next as [tf.Scalar, ...tf.Tensor[]];
+      acc = summed;
+      lossSum += (await value.data())[0] as number;
+      value.dispose();
+      for (const [k, v] of Object.entries(kept)) {
+        metricSums[k] = (metricSums[k] ?? 0) + weight * ((await v.data())[0] as number);
+        v.dispose();
+      }
+    }
+  } catch (error) {
+    if (acc !== undefined) tf.dispose(acc);
+    throw error;
+  }
+  return { grads: acc, loss: lossSum, metrics: metricSums };
+}
+
+/** Splits a job's micro-batches round-robin into `n` shards (shard 0 runs on the calling thread). */
+function shardJob(job: GradientJob, n: number): GradientJob[] {
+  return Array.from({ length: n }, (_, k) => {
+    const pick = <T>(items: readonly T[]) => items.filter((_, i) => i % n === k);
+    return {
+      ...job,
+      microBatches: pick<readonly never[]>(job.microBatches as readonly (readonly never[])[]),
+      weights: pick(job.weights),
+    } as GradientJob;
+  }).filter((j) => j.microBatches.length > 0);
+}
+
+/** Runs a job (across the model's worker threads when it has them), then one AdamW step. */
+async function runJob(
+  model: CausalLM,
+  job: GradientJob,
+  options: OptimizerOptions,
+  lossFn?: PolicyLossFn,
+): Promise<TrainStepResult> {
+  if (!model.trainable) {
+    throw new InvalidInputError('this model is frozen (a frozenCopy); train the original model', {
+      details: { field: 'model' },
+    });
+  }
+  if (model.backend === 'wasm') {
+    const trainable = model.trainableVariables().reduce((n, v) => n + v.size, 0);
+    checkWasmTraining(model.numParameters(), trainable, model.lora !== undefined);
+    releasePackedPanels();
+  }
+  const pool = model.workerPool;
+  if (pool !== undefined && lossFn !== undefined) {
+    throw new InvalidInputError(
+      'a custom lossFn cannot run on worker threads; use loss options or stopWorkers()',
+      { details: { field: 'lossFn' } },
+    );
+  }
+  const shards = pool === undefined ? [job] : shardJob(job, pool.size + 1);
+  const remote =
+    pool === undefined ? [] : shards.slice(1).map((shard, i) => pool.gradients(i, shard));
+  let local: GradientSums | undefined;
+  try {
+    local = await computeGradients(model, shards[0] as GradientJob, lossFn);
+    const results = await Promise.all(remote);
+    let grads = local.grads;
+    let loss = local.loss;
+    const metrics = { ...local.metrics };
+    for (const r of results) {
+      loss += r.loss;
+      for (const [k, v] of Object.entries(r.metrics)) metrics[k] = (metrics[k] ?? 0) + v;
+      if (grads === undefined) continue;
+      const current: tf.Tensor[] = grads;
+      grads = tf.tidy(() =>
+        current.map((g, i) => tf.add(g, tf.tensor(r.grads[i] as Float32Array, g.shape))),
+      );
+      tf.dispose(current);
+    }
+    local = { grads, loss, metrics };
+    if (grads === undefined) return { loss: 0, gradNorm: 0, skipped: true, metrics: {} };
+    const { gradNorm, skipped } = await applyAdamW(
+      stateOf(model),
+      model.trainableVariables(),
+      grads,
+      options,
+    );
+    if (!skipped) model.weightsChanged();
+    if (!skipped && pool !== undefined) await pool.syncWeights(model);
+    return { loss, gradNorm, skipped, metrics };
+  } catch (error) {
+    if (model.backend === 'wasm' && isWasmHeapFailure(error))
+      throw wasmHeapFailure(error, tf.memory().numBytes);
+    throw error;
+  } finally {
+    if (local?.grads !== undefined) tf.dispose(local.grads);
+  }
+}
+
+/** One policy-gradient optimizer step over `samples` (PPO actor loss by default). */
+export function trainPolicyStep(
+  model: CausalLM,
+  samples: readonly PolicySample[],
+  options: TrainStepOptions,
+): Promise<TrainStepResult> {
+  samples.forEach((s, b) => {
+    const n = s.responseIds.length;
+    toRow(s.advantage, n, `samples[${b}].advantage`);
+    toRow(s.oldLogProbs, n, `samples[${b}].oldLogProbs`);
+    if (s.refLogProbs !== undefined) toRow(s.refLogProbs, n, `samples[${b}].refLogProbs`);
+    if (s.responseMask !== undefined) toRow(s.responseMask, n, `samples[${b}].responseMask`);
+  });
+  const microBatches = chunks(samples, options.microBatchSize);
+  const job: GradientJob = {
+    kind: 'policy',
+    microBatches,
+    weights: microBatches.map((mb) => mb.length / samples.length),
+    withLogits: options.withLogits ?? options.loss?.entropyCoeff !== 0,
+    ...(options.loss !== undefined ? { loss: options.loss } : {}),
+    ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+  };
+  return runJob(model, job, options, options.lossFn);
+}
+
+/** One supervised example: the loss covers the response tokens only. */
+export interface SupervisedSample {
+  readonly promptIds: readonly number[];
+  readonly responseIds: readonly number[];
+}
+
+/** Options of {@link trainSupervisedStep}. */
+export interface SupervisedStepOptions extends OptimizerOptions {
+  /** Samples per forward/backward pass. Default: all at once. */
+  readonly microBatchSize?: number;
+}
+
+/**
+ * One supervised optimizer step: the mean negative log-likelihood over every response token of
+ * the batch (token-mean across micro-batches, exact under accumulation).
+ */
+export function trainSupervisedStep(
+  model: CausalLM,
+  samples: readonly SupervisedSample[],
+  options: SupervisedStepOptions,
+): Promise<TrainStepResult> {
+  const totalTokens = samples.reduce((a, s) => a + s.responseIds.length, 0);
+  if (totalTokens === 0)
+    throw new InvalidInputError('sftStep needs at least one response token in the batch', {
+      details: { field: 'samples' },
+    });
+  const microBatches = chunks(samples, options.microBatchSize);
+  return runJob(
+    model,
+    {
+      kind: 'sft',
+      microBatches,
+      weights: microBatches.map(
+        (mb) => mb.reduce((a, s) => a + s.responseIds.length, 0) / totalTokens,
+      ),
+    },
+    options,
+  );
+}
