@@ -26,6 +26,7 @@ import { expertOf, loadEnvSpecs, loadModel } from './plugins.ts';
 import { PRESETS } from './presets.ts';
 import { createConsoleProgress } from './progress.ts';
 import { writeReport } from './report.ts';
+import { type OverlayRun, writeOverlayReport } from './report-overlay.ts';
 import { hashFolder, writeRunInfo } from './run-info.ts';
 import { collectDemonstrations, type Demonstration, runSft } from './sft.ts';
 import { Trainer } from './trainer.ts';
@@ -50,6 +51,7 @@ const OPTIONS = {
   'base-url': { type: 'string' },
   'model-name': { type: 'string' },
   demos: { type: 'string' },
+  out: { type: 'string', short: 'o' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -79,6 +81,10 @@ const FLAG_HELP: Record<FlagName, { readonly value?: string; readonly text: stri
   demos: {
     value: 'FILE.jsonl',
     text: 'demonstrations, one {"prompt", "response"} object a line (default: the env module\'s expert)',
+  },
+  out: {
+    value: 'FILE',
+    text: 'where the report goes (default: RUN_DIR/report.html for one run, ./report-compare.html for several)',
   },
   help: { text: 'show this help' },
   version: { text: 'print the agentrl version' },
@@ -123,9 +129,14 @@ const COMMANDS: Record<
     flags: ['config', 'preset', 'set', 'seed', 'run-dir', 'demos'],
   },
   report: {
-    summary: 'write report.html of a run folder',
-    usage: ['agentrl report RUN_DIR'],
-    flags: ['run-dir'],
+    summary:
+      'write report.html of a run folder, or overlay several runs (each run, and per arm the mean ± sd)',
+    usage: [
+      'agentrl report RUN_DIR',
+      'agentrl report RUN_DIR RUN_DIR... [--out FILE]   (arm: the algorithm in each run info)',
+      'agentrl report ARM=RUN_DIR ARM=RUN_DIR... [--out FILE]',
+    ],
+    flags: ['run-dir', 'out'],
   },
 };
 
@@ -433,6 +444,38 @@ async function sft(flags: Flags, io: CliIO): Promise<number> {
 }
 
 /**
+ * `agentrl report`: one run folder gives its report; several give the overlay report. An argument
+ * `ARM=DIR` (when no folder is named so) puts the run in arm ARM.
+ */
+async function report(args: readonly string[], flags: Flags, io: CliIO): Promise<number> {
+  const given = args.length > 0 ? args : flags['run-dir'] !== undefined ? [flags['run-dir']] : [];
+  const runs: OverlayRun[] = [];
+  for (const arg of given) {
+    const eq = arg.indexOf('=');
+    const labelled = !existsSync(arg) && eq > 0;
+    const dir = labelled ? arg.slice(eq + 1) : arg;
+    if (!existsSync(dir)) {
+      io.stderr.write(
+        `agentrl report: ${dir} is not an existing run folder; give run folders (or ARM=RUN_DIR)\n`,
+      );
+      return 2;
+    }
+    runs.push({ dir: resolve(dir), ...(labelled ? { arm: arg.slice(0, eq) } : {}) });
+  }
+  if (runs.length === 0) {
+    io.stderr.write('agentrl report: give an existing run folder (got nothing)\n');
+    return 2;
+  }
+  const out = flags.out !== undefined ? resolve(flags.out) : undefined;
+  const path =
+    runs.length === 1
+      ? await writeReport((runs[0] as OverlayRun).dir, out !== undefined ? { path: out } : {})
+      : await writeOverlayReport(runs, out ?? resolve('report-compare.html'));
+  io.stdout.write(`report: ${path}\n`);
+  return 0;
+}
+
+/**
  * Runs the CLI; returns the exit code. A leading `--` is dropped: `pnpm agentrl -- train ...`
  * passes it through literally.
  */
@@ -497,17 +540,8 @@ export async function main(
         return await evaluate(parsed.values, io);
       case 'sft':
         return await sft(parsed.values, io);
-      case 'report': {
-        const dir = rest[0] ?? parsed.values['run-dir'];
-        if (!dir || !existsSync(dir)) {
-          io.stderr.write(
-            `agentrl report: give an existing run folder (got ${dir ?? 'nothing'})\n`,
-          );
-          return 2;
-        }
-        io.stdout.write(`report: ${await writeReport(resolve(dir))}\n`);
-        return 0;
-      }
+      case 'report':
+        return await report(rest, parsed.values, io);
       default:
         return 2;
     }

@@ -42,7 +42,21 @@ export {
 } from './plugins.ts';
 export { PRESETS } from './presets.ts';
 export { type ConsoleProgress, createConsoleProgress } from './progress.ts';
-export { type HeadlineRow, lineChart, renderReport, writeReport } from './report.ts';
+export {
+  type ChartSeries,
+  type HeadlineRow,
+  lineChart,
+  niceTicks,
+  renderChart,
+  renderReport,
+  writeReport,
+} from './report.ts';
+export {
+  type OverlayRun,
+  recordedArm,
+  renderOverlayReport,
+  writeOverlayReport,
+} from './report-overlay.ts';
 export {
   EnvPool,
   type EnvSpec,

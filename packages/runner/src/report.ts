@@ -46,55 +46,191 @@ const PREFERRED = [
   'time/validate',
 ];
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function fmt(v: number): string {
+export function fmt(v: number): string {
   if (!Number.isFinite(v)) return String(v);
   const a = Math.abs(v);
   if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(2);
   return Number(v.toPrecision(4)).toString();
 }
 
-/** An inline SVG line chart of `points` (x = iteration). */
-export function lineChart(title: string, points: readonly [number, number][]): string {
-  const w = 360;
-  const h = 200;
-  const pad = { l: 48, r: 12, t: 24, b: 28 };
-  const xs = points.map((p) => p[0]);
-  const ys = points.map((p) => p[1]);
-  const x0 = Math.min(...xs);
-  const x1 = Math.max(...xs, x0 + 1);
-  let y0 = Math.min(...ys);
-  let y1 = Math.max(...ys);
-  if (y0 === y1) {
-    y0 -= 0.5;
-    y1 += 0.5;
+/**
+ * About `target` evenly spaced round values (steps of 1, 2 or 5 × 10^k) covering [lo, hi]; the
+ * first is at or below `lo`, the last at or above `hi`. `integer` keeps steps of at least 1.
+ */
+export function niceTicks(lo: number, hi: number, target = 5, integer = false): number[] {
+  if (!(Number.isFinite(lo) && Number.isFinite(hi))) return [0, 1];
+  if (hi < lo) [lo, hi] = [hi, lo];
+  if (hi === lo) {
+    const pad = lo === 0 ? 1 : Math.abs(lo) * 0.1;
+    lo -= pad;
+    hi += pad;
   }
-  const sx = (x: number) => pad.l + ((x - x0) / (x1 - x0)) * (w - pad.l - pad.r);
-  const sy = (y: number) => h - pad.b - ((y - y0) / (y1 - y0)) * (h - pad.t - pad.b);
-  const path = points
-    .map((p, i) => `${i === 0 ? 'M' : 'L'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`)
-    .join(' ');
-  const dots = points
-    .map(
-      (p) =>
-        `<circle cx="${sx(p[0]).toFixed(1)}" cy="${sy(p[1]).toFixed(1)}" r="2.5"><title>iteration ${p[0]}: ${fmt(p[1])}</title></circle>`,
-    )
-    .join('');
-  return `<figure class="chart"><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${escapeHtml(title)}">
-<text x="${pad.l}" y="15" class="title">${escapeHtml(title)}</text>
-<line x1="${pad.l}" y1="${h - pad.b}" x2="${w - pad.r}" y2="${h - pad.b}" class="axis"/>
-<line x1="${pad.l}" y1="${pad.t}" x2="${pad.l}" y2="${h - pad.b}" class="axis"/>
-<text x="${pad.l - 4}" y="${sy(y1) + 4}" text-anchor="end" class="tick">${fmt(y1)}</text>
-<text x="${pad.l - 4}" y="${sy(y0) + 4}" text-anchor="end" class="tick">${fmt(y0)}</text>
-<text x="${pad.l}" y="${h - 8}" class="tick">${x0}</text>
-<text x="${w - pad.r}" y="${h - 8}" text-anchor="end" class="tick">${x1} (iteration)</text>
-<path d="${path}" class="line"/>${dots}</svg></figure>`;
+  const raw = (hi - lo) / Math.max(1, target - 1);
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  // The round step nearest to the raw one (on a log scale).
+  const nearest = [1, 2, 5, 10].reduce((best, m) =>
+    Math.abs(Math.log((m * magnitude) / raw)) < Math.abs(Math.log((best * magnitude) / raw))
+      ? m
+      : best,
+  );
+  let step = nearest * magnitude;
+  if (integer) step = Math.max(1, Math.round(step));
+  const first = Math.floor(lo / step + 1e-9) * step;
+  const ticks: number[] = [];
+  for (let v = first; v < hi + step - step * 1e-9; v += step)
+    ticks.push(Number((Math.round(v / step) * step).toPrecision(15)));
+  if (ticks.length < 2) ticks.push(Number((first + step).toPrecision(15)));
+  return ticks;
 }
 
-function readJsonl(path: string): Record<string, number>[] {
+/** One line of a chart: points (x = iteration), and for an arm's mean the band around it. */
+export interface ChartSeries {
+  readonly label: string;
+  readonly points: readonly [number, number][];
+  /** CSS colour. Default the report's blue. */
+  readonly color?: string;
+  /** `run`: one run's curve; `mean`: an arm's mean (drawn thicker). Default `run`. */
+  readonly kind?: 'run' | 'mean';
+  /** The arm the line belongs to (written as `data-arm`). */
+  readonly arm?: string;
+  /** [x, low, high] of the band drawn under the line (an arm's mean ± sd). */
+  readonly band?: readonly [number, number, number][];
+  /** Draw this line faintly (single runs under their arms' means). */
+  readonly faint?: boolean;
+}
+
+/**
+ * An inline SVG line chart: rounded ticks and grid lines on both axes (x = iteration), a point per
+ * value with its exact value as a hover title, and shaded bands for arm means. Every series is a
+ * `<g class="series">` carrying `data-label`, `data-kind`, `data-arm` and `data-points`
+ * (`x,y;x,y…`), so tools can read the plotted values back from the file.
+ */
+export function renderChart(title: string, series: readonly ChartSeries[]): string {
+  const w = 400;
+  const h = 230;
+  const pad = { l: 52, r: 14, t: 26, b: 34 };
+  const all = series.flatMap((s) => s.points);
+  const xs = all.map((p) => p[0]);
+  const ys = [
+    ...all.map((p) => p[1]),
+    ...series.flatMap((s) => (s.band ?? []).flatMap((b) => [b[1], b[2]])),
+  ];
+  const xTicks = niceTicks(Math.min(...xs), Math.max(...xs, Math.min(...xs) + 1), 6, true);
+  const yTicks = niceTicks(Math.min(...ys), Math.max(...ys), 5);
+  const x0 = xTicks[0] as number;
+  const x1 = xTicks.at(-1) as number;
+  const y0 = yTicks[0] as number;
+  const y1 = yTicks.at(-1) as number;
+  const sx = (x: number) => pad.l + ((x - x0) / (x1 - x0)) * (w - pad.l - pad.r);
+  const sy = (y: number) => h - pad.b - ((y - y0) / (y1 - y0)) * (h - pad.t - pad.b);
+  const grid = [
+    ...yTicks.map(
+      (v) =>
+        `<line x1="${pad.l}" y1="${sy(v).toFixed(1)}" x2="${w - pad.r}" y2="${sy(v).toFixed(1)}" class="grid"/><text x="${pad.l - 5}" y="${(sy(v) + 3.5).toFixed(1)}" text-anchor="end" class="tick">${fmt(v)}</text>`,
+    ),
+    ...xTicks.map(
+      (v) =>
+        `<line x1="${sx(v).toFixed(1)}" y1="${pad.t}" x2="${sx(v).toFixed(1)}" y2="${h - pad.b}" class="grid"/><text x="${sx(v).toFixed(1)}" y="${h - pad.b + 13}" text-anchor="middle" class="tick">${v}</text>`,
+    ),
+  ].join('');
+  const order = [...series].sort((a, b) => Number(a.kind === 'mean') - Number(b.kind === 'mean'));
+  // Bands first, under every line, and transparent to the pointer so points stay hoverable.
+  const bands = order
+    .filter((s) => s.band !== undefined && s.band.length > 0)
+    .map((s) => {
+      const band = s.band as readonly [number, number, number][];
+      const d = [
+        ...band.map(
+          (b, i) => `${i === 0 ? 'M' : 'L'}${sx(b[0]).toFixed(1)},${sy(b[2]).toFixed(1)}`,
+        ),
+        ...[...band].reverse().map((b) => `L${sx(b[0]).toFixed(1)},${sy(b[1]).toFixed(1)}`),
+      ].join(' ');
+      return `<path class="band" data-label="${escapeHtml(s.label)}"${s.arm !== undefined ? ` data-arm="${escapeHtml(s.arm)}"` : ''} fill="${s.color ?? '#2563eb'}" d="${d} Z"/>`;
+    })
+    .join('');
+  const lines = order
+    .map((s) => {
+      const color = s.color ?? '#2563eb';
+      const kind = s.kind ?? 'run';
+      const path = s.points
+        .map((p, i) => `${i === 0 ? 'M' : 'L'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`)
+        .join(' ');
+      const dots = s.points
+        .map((p, i) => {
+          const b = s.band?.find((q) => q[0] === p[0]);
+          const extra = b !== undefined ? ` (± sd: ${fmt(b[1])} – ${fmt(b[2])})` : '';
+          return `<circle cx="${sx(p[0]).toFixed(1)}" cy="${sy(p[1]).toFixed(1)}" r="${kind === 'mean' ? 3 : 2.5}" data-i="${i}"><title>${escapeHtml(s.label)} · iteration ${p[0]}: ${fmt(p[1])}${extra}</title></circle>`;
+        })
+        .join('');
+      const data = s.points.map((p) => `${p[0]},${p[1]}`).join(';');
+      return `<g class="series ${kind}${s.faint ? ' faint' : ''}" data-label="${escapeHtml(s.label)}" data-kind="${kind}"${s.arm !== undefined ? ` data-arm="${escapeHtml(s.arm)}"` : ''} data-points="${data}" style="color:${color}"><path d="${path}" class="line"/>${dots}</g>`;
+    })
+    .join('');
+  return `<figure class="chart" data-metric="${escapeHtml(title)}"><svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${escapeHtml(title)}">
+<text x="${pad.l}" y="16" class="title">${escapeHtml(title)}</text>${grid}
+<line x1="${pad.l}" y1="${h - pad.b}" x2="${w - pad.r}" y2="${h - pad.b}" class="axis"/>
+<line x1="${pad.l}" y1="${pad.t}" x2="${pad.l}" y2="${h - pad.b}" class="axis"/>
+<text x="${((pad.l + w - pad.r) / 2).toFixed(1)}" y="${h - 5}" text-anchor="middle" class="tick">iteration</text>
+${bands}${lines}</svg></figure>`;
+}
+
+/** An inline SVG line chart of one series `points` (x = iteration). */
+export function lineChart(title: string, points: readonly [number, number][]): string {
+  return renderChart(title, [{ label: title, points }]);
+}
+
+/** Chart styles shared by the run report and the overlay report. */
+export const CHART_STYLE = `.charts{display:flex;flex-wrap:wrap;gap:8px}.chart{margin:0;border:1px solid #e3e6ea;border-radius:6px}
+.axis{stroke:#889}.grid{stroke:#eceff3}.line{fill:none;stroke:currentColor;stroke-width:2}
+circle{fill:currentColor;stroke:transparent;stroke-width:8}.series.faint .line{stroke-width:1.2;opacity:.45}
+.series.faint circle{opacity:.45}.series.mean .line{stroke-width:2.6}.band{opacity:.16;stroke:none;pointer-events:none}
+.title{font-size:12px;font-weight:600;fill:#1d2329}.tick{font-size:10px;fill:#556}
+#tip{position:fixed;pointer-events:none;background:#1d2329;color:#fff;font-size:12px;padding:3px 7px;border-radius:4px;display:none;white-space:nowrap}`;
+
+/** Shows a point's value at once on hover (the SVG titles also work without script). */
+export const HOVER_SCRIPT = `<div id="tip"></div><script>
+(function () {
+  var tip = document.getElementById('tip');
+  document.addEventListener('mouseover', function (e) {
+    var t = e.target;
+    if (!t || t.tagName !== 'circle' || !t.querySelector('title')) { tip.style.display = 'none'; return; }
+    tip.textContent = t.querySelector('title').textContent;
+    tip.style.display = 'block';
+  });
+  document.addEventListener('mousemove', function (e) {
+    tip.style.left = e.clientX + 12 + 'px';
+    tip.style.top = e.clientY + 12 + 'px';
+  });
+})();
+</script>`;
+
+/** The metric names to chart for these runs' records, in the report's order. */
+export function chartKeys(runs: readonly (readonly Record<string, number>[])[]): string[] {
+  const keys = new Set<string>();
+  for (const metrics of runs)
+    for (const m of metrics)
+      for (const k of Object.keys(m)) if (k !== 'iteration' && k !== 'final') keys.add(k);
+  return [
+    ...PREFERRED.filter((k) => keys.has(k)),
+    ...[...keys].filter((k) => !PREFERRED.includes(k) && /^(val|train)\/success\//.test(k)).sort(),
+  ];
+}
+
+/** [iteration, value] of metric `key` over the records that hold a finite value of it. */
+export function seriesOf(
+  metrics: readonly Record<string, number>[],
+  key: string,
+): [number, number][] {
+  return metrics
+    .filter((m) => typeof m[key] === 'number' && Number.isFinite(m[key]))
+    .map((m) => [m.iteration as number, m[key] as number]);
+}
+
+export function readJsonl(path: string): Record<string, number>[] {
   if (!existsSync(path)) return [];
   return readFileSync(path, 'utf8')
     .split('\n')
@@ -128,18 +264,9 @@ export function renderReport(
   const configPath = join(runDir, 'config.resolved.json');
   const config = existsSync(configPath) ? readFileSync(configPath, 'utf8') : '';
 
-  const keys = new Set<string>();
-  for (const m of metrics)
-    for (const k of Object.keys(m)) if (k !== 'iteration' && k !== 'final') keys.add(k);
-  const ordered = [
-    ...PREFERRED.filter((k) => keys.has(k)),
-    ...[...keys].filter((k) => !PREFERRED.includes(k) && /^(val|train)\/success\//.test(k)).sort(),
-  ];
-  const charts = ordered
+  const charts = chartKeys([metrics])
     .map((k) => {
-      const pts = metrics
-        .filter((m) => typeof m[k] === 'number' && Number.isFinite(m[k]))
-        .map((m) => [m.iteration as number, m[k] as number] as [number, number]);
+      const pts = seriesOf(metrics, k);
       return pts.length > 0 ? lineChart(k, pts) : '';
     })
     .join('\n');
@@ -168,8 +295,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2329;max-width:120
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}
 table{border-collapse:collapse}td,th{border:1px solid #ccd;padding:4px 10px;text-align:left}
 .charts{display:flex;flex-wrap:wrap;gap:8px}.chart{margin:0;border:1px solid #e3e6ea;border-radius:6px}
-.axis{stroke:#889}.line{fill:none;stroke:#2563eb;stroke-width:2}circle{fill:#2563eb}
-.title{font-size:12px;font-weight:600;fill:#1d2329}.tick{font-size:10px;fill:#556}
+${CHART_STYLE}
 #steps li{margin:6px 0;padding:6px;border-left:3px solid #cbd5e1;white-space:pre-wrap}
 #steps li.invalid{border-color:#dc2626}#steps li.reward{border-color:#16a34a}
 .won{color:#16a34a;font-weight:600}.lost{color:#b91c1c;font-weight:600}
@@ -184,6 +310,7 @@ ${lastRows ? `<h2>Last record</h2><table id="last">${lastRows}</table>` : ''}
 <label>Trajectory <select id="picker"></select></label>
 <p id="meta"></p><ol id="steps"></ol>
 ${config ? `<h2>Resolved config</h2><pre id="config">${escapeHtml(config)}</pre>` : ''}
+${HOVER_SCRIPT}
 <script type="application/json" id="samples-data">${data}</script>
 <script>
 (function () {
@@ -223,12 +350,12 @@ ${config ? `<h2>Resolved config</h2><pre id="config">${escapeHtml(config)}</pre>
 `;
 }
 
-/** Writes `report.html` into the run folder and returns its path. */
+/** Writes the run's report (default `report.html` in the run folder) and returns its path. */
 export async function writeReport(
   runDir: string,
-  options: { title?: string; headline?: readonly HeadlineRow[] } = {},
+  options: { title?: string; headline?: readonly HeadlineRow[]; path?: string } = {},
 ): Promise<string> {
-  const path = join(runDir, 'report.html');
+  const path = options.path ?? join(runDir, 'report.html');
   await writeFileAtomic(path, renderReport(runDir, options));
   return path;
 }

@@ -61,10 +61,13 @@ export async function writeRunInfo(
     data?: Record<string, unknown>;
     /** What the model module reports about itself (backend, adapter, parameters). */
     model?: Readonly<Record<string, unknown>>;
+    /** The arm the run belongs to in a comparison (`agentrl report` groups runs by it). */
+    arm?: string;
   },
 ): Promise<void> {
   await writeJsonAtomic(join(runDir, 'config.resolved.json'), {
     command: info.command,
+    ...(info.arm !== undefined ? { arm: info.arm } : {}),
     seed: info.seed,
     config: info.config,
     configHash: hashText(JSON.stringify(info.config)),
