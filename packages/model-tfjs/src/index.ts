@@ -70,12 +70,16 @@ export type { ModelLogger } from './logger.ts';
 export {
   CausalLM,
   type CausalLMOptions,
-  type ParameterStorage,
   type ScoreOptions,
   type TokenScores,
 } from './model/causal-lm.ts';
 export { type CausalLMConfig, type CausalLMConfigInput, parseConfig } from './model/config.ts';
 export { LORA_TARGETS, LoRAAdapters, type LoRAOptions } from './model/lora.ts';
+export {
+  type ParameterStorage,
+  ParameterStore,
+  type ParameterStoreOptions,
+} from './model/parameter-store.ts';
 export { WorkerPool } from './parallel/worker-pool.ts';
 export {
   HFTokenizer,
@@ -97,16 +101,19 @@ export {
   type OptimizerOptions,
   type ResolvedOptimizerOptions,
 } from './train/optimizer.ts';
+export type {
+  GradientJob,
+  PolicySample,
+  SupervisedSample,
+} from './train/samples.ts';
 export {
   computeGradients,
   defaultPolicyLoss,
-  type GradientJob,
   type GradientSums,
   type PolicyLossFn,
-  type PolicySample,
   responseTensors,
-  type SupervisedSample,
   type SupervisedStepOptions,
+  type TrainableModel,
   type TrainStepOptions,
   type TrainStepResult,
 } from './train/steps.ts';

@@ -22,8 +22,13 @@ import {
   MAX_GPU_SAMPLING_VOCAB,
   sampleTokensOnGpu,
 } from '../backends/webgpu/kernels/sample.ts';
-import type { CausalLM } from '../model/causal-lm.ts';
-import { buildMask, type LayerCache } from '../model/forward.ts';
+import type { CausalLMConfig } from '../model/config.ts';
+import {
+  buildMask,
+  type ForwardInputs,
+  type ForwardOutput,
+  type LayerCache,
+} from '../model/forward.ts';
 import {
   type SampledToken,
   sampleToken,
@@ -31,7 +36,19 @@ import {
   validateSampling,
 } from './sampling.ts';
 
-function lastLogits(model: CausalLM, hidden: tf.Tensor2D, B: number, T: number): tf.Tensor2D {
+/** What generation needs of a model: its config, the forward pass and the LM head. */
+export interface GenerationModel {
+  readonly config: CausalLMConfig;
+  forward(inputs: ForwardInputs): ForwardOutput;
+  logits(hidden: tf.Tensor2D, options?: { inference?: boolean }): tf.Tensor2D;
+}
+
+function lastLogits(
+  model: GenerationModel,
+  hidden: tf.Tensor2D,
+  B: number,
+  T: number,
+): tf.Tensor2D {
   const H = model.config.hiddenSize;
   // A decode step's hidden states are the last positions already (a slice would be a dispatch).
   const last =
@@ -81,7 +98,7 @@ async function chooseTokens(
  * default: the config's EOS ids) or at the length limit. `logProbs` follow `sampleToken`.
  */
 export async function generateTokens(
-  model: CausalLM,
+  model: GenerationModel,
   prompts: readonly (readonly number[])[],
   sampling: SamplingOptions,
   rowOffset = 0,

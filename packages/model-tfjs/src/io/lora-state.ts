@@ -9,8 +9,8 @@
  */
 import { DataError, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import type { CausalLM } from '../model/causal-lm.ts';
 import { LORA_TARGETS, type LoRAAdapters, type LoRAOptions } from '../model/lora.ts';
+import type { ParameterStore } from '../model/parameter-store.ts';
 import { type NamedTensor, readRequiredSafetensorsFile } from './safetensors.ts';
 
 /** File name of the LoRA adapters inside a training-state folder. */
@@ -29,18 +29,18 @@ export function adapterKey(weightName: string, factor: 'A' | 'B'): string {
 }
 
 /** The weights `enableLoRA` adapts for these targets, in checkpoint order. */
-function adaptedNames(model: CausalLM, targets: readonly string[]): string[] {
-  return model.parameterNames().filter((name) => {
+function adaptedNames(store: ParameterStore, targets: readonly string[]): string[] {
+  return store.names().filter((name) => {
     const m = /\.([a-z_]+)\.weight$/.exec(name);
     return m !== null && targets.includes(m[1] as string);
   });
 }
 
-async function baseSamples(model: CausalLM, names: readonly string[]): Promise<number[][]> {
+async function baseSamples(store: ParameterStore, names: readonly string[]): Promise<number[][]> {
   return Promise.all(
     names.map(async (name) => {
       const sampled = tf.tidy(() => {
-        const w = model.weight(name);
+        const w = store.weight(name);
         const n = w.size;
         const positions = Array.from({ length: BASE_SAMPLES }, (_, k) =>
           Math.floor((k * (n - 1)) / (BASE_SAMPLES - 1)),
@@ -58,7 +58,7 @@ async function baseSamples(model: CausalLM, names: readonly string[]): Promise<n
 
 /** The tensors and metadata of `lora.safetensors` for the model's active adapters. */
 export async function encodeLoRAState(
-  model: CausalLM,
+  store: ParameterStore,
   lora: LoRAAdapters,
 ): Promise<{ tensors: Map<string, NamedTensor>; metadata: Record<string, string> }> {
   const names = [...lora.adapters.keys()];
@@ -76,7 +76,7 @@ export async function encodeLoRAState(
       data: (await b.data()) as Float32Array,
     });
   }
-  const samples = await baseSamples(model, names);
+  const samples = await baseSamples(store, names);
   return {
     tensors,
     metadata: {
@@ -145,22 +145,22 @@ function parseOptions(path: string, metadata: Record<string, string>): LoRAState
 }
 
 /**
- * Reads `path` and checks it against `model`'s base: every adapter present with the shapes the
+ * Reads `path` and checks it against `store`'s base: every adapter present with the shapes the
  * base weight implies, nothing else, and the base weights the same as when it was saved. Changes
- * nothing in the model.
+ * nothing in the store.
  */
-export async function readLoRAState(model: CausalLM, path: string): Promise<LoRAState> {
+export async function readLoRAState(store: ParameterStore, path: string): Promise<LoRAState> {
   const file = await readRequiredSafetensorsFile(
     path,
     ', and optimizer.safetensors beside it names it; the checkpoint is incomplete',
   );
   const { tensors, metadata } = file;
   const options = parseOptions(path, metadata);
-  const names = adaptedNames(model, options.targets);
+  const names = adaptedNames(store, options.targets);
   const adapters = new Map<string, { a: NamedTensor; b: NamedTensor }>();
   const expected = new Set<string>();
   for (const name of names) {
-    const shape = model.parameterStorage(name).shape;
+    const shape = store.storage(name).shape;
     const [inDim, outDim] = shape as [number, number];
     const factor = (which: 'A' | 'B', want: readonly number[]): NamedTensor => {
       const key = adapterKey(name, which);
@@ -194,7 +194,7 @@ export async function readLoRAState(model: CausalLM, path: string): Promise<LoRA
     }
   }
   const saved = parseJson(path, 'base_samples', metadata.base_samples) as Record<string, unknown>;
-  const current = await baseSamples(model, names);
+  const current = await baseSamples(store, names);
   names.forEach((name, k) => {
     const want = saved?.[name];
     const have = current[k] as number[];
@@ -209,14 +209,18 @@ export async function readLoRAState(model: CausalLM, path: string): Promise<LoRA
 }
 
 /**
- * Puts the adapters of `state` into `model`: enables LoRA with the saved settings, or keeps the
+ * Puts the adapters of `state` into `store`: enables LoRA with the saved settings, or keeps the
  * active adapters when their rank, α and targets are the same (a model with other adapters is
  * refused; the seed only set A's initialisation, which the saved values replace), then assigns A
  * and B bit for bit.
  */
-export function applyLoRAState(model: CausalLM, state: LoRAState, path: string): LoRAAdapters {
+export function applyLoRAState(
+  store: ParameterStore,
+  state: LoRAState,
+  path: string,
+): LoRAAdapters {
   const o = state.options;
-  const active = model.lora;
+  const active = store.lora;
   if (active !== undefined) {
     const same =
       active.rank === o.rank &&
@@ -230,9 +234,9 @@ export function applyLoRAState(model: CausalLM, state: LoRAState, path: string):
       );
     }
   } else {
-    model.enableLoRA({ rank: o.rank, alpha: o.alpha, targets: o.targets, seed: o.seed });
+    store.enableLoRA({ rank: o.rank, alpha: o.alpha, targets: o.targets, seed: o.seed });
   }
-  const lora = model.lora as LoRAAdapters;
+  const lora = store.lora as LoRAAdapters;
   for (const [name, { a, b }] of state.adapters) {
     const vars = lora.adapters.get(name) as { a: tf.Variable; b: tf.Variable };
     tf.tidy(() => {

@@ -6,7 +6,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { ConfigError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import type { CausalLM } from '../model/causal-lm.ts';
+import type { CausalLMConfig } from '../model/config.ts';
+import type { ParameterStore } from '../model/parameter-store.ts';
 import { parameterSpecs, transpose2d } from '../model/parameters.ts';
 import {
   encodeSafetensors,
@@ -34,18 +35,24 @@ export interface SaveOptions {
  * the file has the one HF tensor), merged with LoRA adapters when they are active (W + scale·A·B,
  * so any HF loader reads them unchanged; adapters never touch the embedding or head).
  */
-async function savedValues(model: CausalLM, name: string): Promise<Float32Array> {
-  if (model.parameterStorage(name).axis !== undefined) return model.readWeight(name);
-  if (model.lora === undefined) return (await model.weight(name).data()) as Float32Array;
-  const tensor = tf.tidy(() => model.effectiveWeight(name));
+async function savedValues(store: ParameterStore, name: string): Promise<Float32Array> {
+  if (store.storage(name).axis !== undefined) return store.read(name);
+  if (store.lora === undefined) return (await store.weight(name).data()) as Float32Array;
+  const tensor = tf.tidy(() => store.effectiveWeight(name));
   const values = (await tensor.data()) as Float32Array;
-  if (tensor !== model.weight(name)) tensor.dispose();
+  if (tensor !== store.weight(name)) tensor.dispose();
   return values;
+}
+
+/** What saving reads of a model: its config and its parameters (a `CausalLM` is one). */
+export interface SavableModel {
+  readonly config: CausalLMConfig;
+  readonly parameters: ParameterStore;
 }
 
 /** Writes `config.json` and the weights (HF layout) to `dir`, creating it if needed. */
 export async function saveCausalLM(
-  model: CausalLM,
+  model: SavableModel,
   dir: string,
   options: SaveOptions = {},
 ): Promise<void> {
@@ -59,7 +66,7 @@ export async function saveCausalLM(
   const shards: Map<string, NamedTensor>[] = [new Map()];
   let shardBytes = 0;
   for (const spec of parameterSpecs(model.config)) {
-    const values = await savedValues(model, spec.name);
+    const values = await savedValues(model.parameters, spec.name);
     let data = values;
     if (spec.transposed) {
       const [rows, cols] = spec.shape as readonly [number, number];

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { DataError, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { joinHost, splitHost } from '../backends/webgpu/split.ts';
-import type { CausalLM } from '../model/causal-lm.ts';
+import type { ParameterStore } from '../model/parameter-store.ts';
 import { AdamWState, type ResolvedOptimizerOptions } from '../train/optimizer.ts';
 import {
   adapterKey,
@@ -38,10 +38,10 @@ const FORMAT = 'agentrl-adamw-v1';
 /** The moments of one parameter, joined over its blocks (zeros for a block without any). */
 async function joinedMoments(
   state: AdamWState,
-  model: CausalLM,
+  store: ParameterStore,
   name: string,
 ): Promise<{ m: Float32Array; v: Float32Array } | undefined> {
-  const storage = model.parameterStorage(name);
+  const storage = store.storage(name);
   const moments = storage.variables.map((variable) => state.existingMoments(variable));
   if (moments.every((x) => x === undefined)) return undefined;
   const read = (which: 'm' | 'v') =>
@@ -74,15 +74,19 @@ async function writeAtomic(path: string, bytes: Uint8Array): Promise<void> {
  * model's AdamW state, and with LoRA active `dir/lora.safetensors` first (the adapters; a stale
  * one is removed otherwise). A model that has not taken a step writes step 0 and no moments.
  */
-export async function saveTrainingState(model: CausalLM, dir: string): Promise<void> {
-  const state = model.optimizerState instanceof AdamWState ? model.optimizerState : undefined;
-  const lora = model.lora;
+export async function saveTrainingState(
+  model: { readonly parameters: ParameterStore },
+  dir: string,
+): Promise<void> {
+  const store = model.parameters;
+  const state = store.optimizerState instanceof AdamWState ? store.optimizerState : undefined;
+  const lora = store.lora;
   const tensors = new Map<string, NamedTensor>();
   if (state !== undefined && state.step > 0 && lora === undefined) {
-    for (const name of model.parameterNames()) {
-      const moments = await joinedMoments(state, model, name);
+    for (const name of store.names()) {
+      const moments = await joinedMoments(state, store, name);
       if (moments === undefined) continue;
-      const shape = model.parameterStorage(name).shape;
+      const shape = store.storage(name).shape;
       tensors.set(`${name}.exp_avg`, { dtype: 'F32', shape, data: moments.m });
       tensors.set(`${name}.exp_avg_sq`, { dtype: 'F32', shape, data: moments.v });
     }
@@ -113,7 +117,7 @@ export async function saveTrainingState(model: CausalLM, dir: string): Promise<v
   await mkdir(dir, { recursive: true });
   const loraPath = join(dir, LORA_STATE_FILE);
   if (lora !== undefined) {
-    const encoded = await encodeLoRAState(model, lora);
+    const encoded = await encodeLoRAState(store, lora);
     await writeAtomic(loraPath, encodeSafetensors(encoded.tensors, encoded.metadata));
   } else {
     await rm(loraPath, { force: true });
@@ -155,9 +159,9 @@ interface MomentSlot {
 }
 
 /** Slots of the full-weight moments, cut into blocks on the host like the weights. */
-function parameterSlots(model: CausalLM): MomentSlot[] {
-  return model.parameterNames().map((name) => {
-    const storage = model.parameterStorage(name);
+function parameterSlots(store: ParameterStore): MomentSlot[] {
+  return store.names().map((name) => {
+    const storage = store.storage(name);
     const axis = storage.axis;
     // Cut on the host like the weights, so no kernel binds a whole split parameter.
     const pieces = (data: Float32Array) =>
@@ -190,7 +194,7 @@ function parameterSlots(model: CausalLM): MomentSlot[] {
 }
 
 /** Slots of the adapter moments (placed once the adapters exist, after `applyLoRAState`). */
-function adapterSlots(model: CausalLM, lora: LoRAState): MomentSlot[] {
+function adapterSlots(store: ParameterStore, lora: LoRAState): MomentSlot[] {
   return [...lora.adapters].flatMap(([name, { a, b }]) =>
     (
       [
@@ -201,7 +205,7 @@ function adapterSlots(model: CausalLM, lora: LoRAState): MomentSlot[] {
       key: adapterKey(name, factor),
       shape,
       place: (state: AdamWState, m: Float32Array, v: Float32Array) => {
-        const adapter = model.lora?.adapters.get(name);
+        const adapter = store.lora?.adapters.get(name);
         const variable = factor === 'A' ? adapter?.a : adapter?.b;
         if (variable === undefined) return;
         tf.tidy(() =>
@@ -220,7 +224,11 @@ function adapterSlots(model: CausalLM, lora: LoRAState): MomentSlot[] {
  * naming the file and the tensor when a parameter is missing, unexpected or of another shape, or
  * when the base is not the one the adapters were trained on. Nothing changes when it throws.
  */
-export async function loadTrainingState(model: CausalLM, dir: string): Promise<void> {
+export async function loadTrainingState(
+  model: { readonly parameters: ParameterStore },
+  dir: string,
+): Promise<void> {
+  const store = model.parameters;
   const path = join(dir, OPTIMIZER_STATE_FILE);
   const file = await readRequiredSafetensorsFile(
     path,
@@ -252,14 +260,14 @@ export async function loadTrainingState(model: CausalLM, dir: string): Promise<v
         { details: { path, field: 'lora' } },
       );
     }
-    lora = await readLoRAState(model, loraPath);
-  } else if (model.lora !== undefined) {
+    lora = await readLoRAState(store, loraPath);
+  } else if (store.lora !== undefined) {
     throw new InvalidInputError(
-      `${path} was saved without LoRA adapters, and the model has adapters of rank ${model.lora.rank}; load it into a model without adapters (or call mergeLoRA() first)`,
+      `${path} was saved without LoRA adapters, and the model has adapters of rank ${store.lora.rank}; load it into a model without adapters (or call mergeLoRA() first)`,
       { details: { field: 'lora', path } },
     );
   }
-  const slots = lora === undefined ? parameterSlots(model) : adapterSlots(model, lora);
+  const slots = lora === undefined ? parameterSlots(store) : adapterSlots(store, lora);
   const expected = new Set<string>();
   if (step > 0 || tensors.size > 0) {
     for (const slot of slots) {
@@ -289,7 +297,7 @@ export async function loadTrainingState(model: CausalLM, dir: string): Promise<v
     }
   }
   // Everything checked: change the model (enabling LoRA resets the optimizer state).
-  if (lora !== undefined) applyLoRAState(model, lora, loraPath);
+  if (lora !== undefined) applyLoRAState(store, lora, loraPath);
   const state = new AdamWState();
   state.step = step;
   state.lastOptions = hyperparameters;
@@ -298,7 +306,7 @@ export async function loadTrainingState(model: CausalLM, dir: string): Promise<v
     const v = tensors.get(`${slot.key}.exp_avg_sq`);
     if (m !== undefined && v !== undefined) slot.place(state, m.data, v.data);
   }
-  const previous = model.optimizerState as { dispose?: () => void } | undefined;
+  const previous = store.optimizerState as { dispose?: () => void } | undefined;
   previous?.dispose?.();
-  model.optimizerState = state;
+  store.optimizerState = state;
 }

@@ -1,6 +1,9 @@
 /**
- * `CausalLM`: a Qwen2 / Llama decoder held as tfjs variables under their Hugging Face names, with
- * scoring (`tokenLogProbs`), KV-cache generation (the core `Policy`), training steps and saving.
+ * `CausalLM`: a Qwen2 / Llama decoder over a {@link ParameterStore} (its weights under their
+ * Hugging Face names, their storage and LoRA adapters), with scoring (`tokenLogProbs`), KV-cache
+ * generation (the core `Policy`), training steps, worker threads and saving. Generation, training
+ * and saving are functions of their own folders that take what they need (the store, the forward
+ * pass), so none of them imports this class.
  */
 
 import { availableParallelism } from 'node:os';
@@ -18,15 +21,13 @@ import {
   fusedTokenLogProbs,
 } from '../backends/webgpu/kernels/fused.ts';
 import { webgpuBindingLimit } from '../backends/webgpu/setup.ts';
-import { blockRanges, joinHost, splitHost } from '../backends/webgpu/split.ts';
 import { generateTokens } from '../generate/generate.ts';
 import { type SaveOptions, saveCausalLM } from '../io/save.ts';
 import { loadTrainingState, saveTrainingState } from '../io/training-state.ts';
 import type { ModelLogger } from '../logger.ts';
 import { WorkerPool } from '../parallel/worker-pool.ts';
+import type { PolicySample, SupervisedSample } from '../train/samples.ts';
 import {
-  type PolicySample,
-  type SupervisedSample,
   type SupervisedStepOptions,
   type TrainStepOptions,
   type TrainStepResult,
@@ -35,7 +36,6 @@ import {
 } from '../train/steps.ts';
 import type { CausalLMConfig } from './config.ts';
 import {
-  type BlockLookup,
   buildMask,
   decoderForward,
   type ForwardInputs,
@@ -43,7 +43,7 @@ import {
   headLogits,
   type RotaryConstants,
 } from './forward.ts';
-import { LoRAAdapters, type LoRAOptions } from './lora.ts';
+import type { LoRAAdapters, LoRAOptions } from './lora.ts';
 import {
   inverseFrequencies,
   pickLogProbs,
@@ -51,29 +51,9 @@ import {
   tiedHeadInPlace,
   withoutGradients,
 } from './ops.ts';
-import { type ParameterSpec, parameterSpecs } from './parameters.ts';
+import { type ParameterStorage, ParameterStore } from './parameter-store.ts';
 
-let modelCounter = 0;
-
-/**
- * Parameters that may be held as blocks when larger than the binding limit, and the axis of their
- * in-memory layout the blocks cut: the embedding `[V, H]` by rows, the untied head (held
- * `[H, V]`) by columns; both are row blocks of the HF `[V, H]` matrix.
- */
-const SPLITTABLE: ReadonlyMap<string, 0 | 1> = new Map([
-  ['model.embed_tokens.weight', 0],
-  ['lm_head.weight', 1],
-]);
-
-/** How one parameter is stored: whole (one variable) or split along `axis` into blocks. */
-export interface ParameterStorage {
-  /** In-memory shape of the whole parameter (linear weights `[in, out]`). */
-  readonly shape: readonly number[];
-  /** The axis the blocks cut, for a split parameter. */
-  readonly axis?: 0 | 1;
-  /** The one variable, or the blocks in order. */
-  readonly variables: readonly tf.Variable[];
-}
+export type { ParameterStorage } from './parameter-store.ts';
 
 /** Options of the {@link CausalLM} constructor. */
 export interface CausalLMOptions {
@@ -86,12 +66,6 @@ export interface CausalLMOptions {
    * it is given (tests).
    */
   readonly maxBindingBytes?: number;
-}
-
-function memoryShape(spec: ParameterSpec): [number, number] | [number] {
-  if (spec.shape.length === 1) return [spec.shape[0]];
-  const [rows, cols] = spec.shape as readonly [number, number];
-  return spec.transposed ? [cols, rows] : [rows, cols];
 }
 
 function resolveBindingLimit(
@@ -174,33 +148,32 @@ export class CausalLM implements Policy {
   /** The tfjs backend the model was created on. */
   readonly backend: BackendName;
   readonly logger: ModelLogger | undefined;
-  readonly trainable: boolean;
+  /** The weights, their storage, the LoRA adapters and the optimizer state. */
+  readonly parameters: ParameterStore;
+  readonly #rope: RotaryConstants;
+  #pool: WorkerPool | undefined;
+
+  /** Whether train steps may update the weights (false for a {@link frozenCopy}). */
+  get trainable(): boolean {
+    return this.parameters.trainable;
+  }
+
   /**
    * Largest tensor (bytes) one kernel may bind, when limited (see {@link CausalLMOptions}): the
    * embedding and LM head are held as row blocks under it.
    */
-  readonly maxBindingBytes: number | undefined;
-  /** Parameters held whole. */
-  readonly #variables = new Map<string, tf.Variable>();
-  /** Parameters held as blocks (over `maxBindingBytes`). */
-  readonly #split = new Map<
-    string,
-    { axis: 0 | 1; shape: [number, number]; blocks: tf.Variable[] }
-  >();
-  readonly #names: string[] = [];
-  readonly #rope: RotaryConstants;
+  get maxBindingBytes(): number | undefined {
+    return this.parameters.maxBindingBytes;
+  }
+
   /** Optimizer state owned by the training module (AdamW moments, step count). */
-  optimizerState: unknown;
-  #pool: WorkerPool | undefined;
-  #lora: LoRAAdapters | undefined;
-  /** Merged LoRA weights (`W + scale·A·B`) held while generations run (see {@link #withMergedLoRA}). */
-  #merged: Map<string, tf.Tensor> | undefined;
-  /** Generations running that use {@link #merged}. */
-  #mergedUsers = 0;
-  /** Transposed tied-head blocks for inference (one when the embedding is whole). */
-  #inferenceHead: tf.Tensor2D[] | undefined;
-  readonly #blocks: BlockLookup = (name) =>
-    this.#split.get(name)?.blocks as tf.Tensor2D[] | undefined;
+  get optimizerState(): unknown {
+    return this.parameters.optimizerState;
+  }
+
+  set optimizerState(state: unknown) {
+    this.parameters.optimizerState = state;
+  }
 
   /** The worker threads sharing this model's steps, if started. */
   get workerPool(): WorkerPool | undefined {
@@ -214,13 +187,14 @@ export class CausalLM implements Policy {
    */
   async startWorkers(count = Math.max(0, availableParallelism() - 1)): Promise<void> {
     await this.stopWorkers();
-    if (this.#split.size > 0 && count > 0) {
+    const split = this.parameters.splitNames();
+    if (split.length > 0 && count > 0) {
       throw new InvalidInputError(
-        `worker threads copy whole weights, and ${[...this.#split.keys()].join(', ')} is held in row blocks (over maxBindingBytes ${this.maxBindingBytes}); train on one thread`,
+        `worker threads copy whole weights, and ${split.join(', ')} is held in row blocks (over maxBindingBytes ${this.maxBindingBytes}); train on one thread`,
         { details: { field: 'count', value: count } },
       );
     }
-    if (this.#lora !== undefined && count > 0) {
+    if (this.parameters.lora !== undefined && count > 0) {
       throw new InvalidInputError(
         'worker threads train full weights; call mergeLoRA() first or train LoRA on one thread',
         { details: { field: 'lora' } },
@@ -231,19 +205,23 @@ export class CausalLM implements Policy {
         details: { field: 'count', value: count },
       });
     }
-    if (count > 0) this.#pool = await WorkerPool.start(this, count);
+    if (count > 0) {
+      this.#pool = await WorkerPool.start(this, count);
+      this.parameters.mirroredByWorkers = true;
+    }
   }
 
   /** Stops the worker threads (the model keeps working on the calling thread). */
   async stopWorkers(): Promise<void> {
     const pool = this.#pool;
     this.#pool = undefined;
+    this.parameters.mirroredByWorkers = false;
     await pool?.terminate();
   }
 
   /** Sends the current weights to the workers (after changing weights outside a train step). */
   async syncWorkers(): Promise<void> {
-    await this.#pool?.syncWeights(this);
+    await this.#pool?.syncWeights(this.parameters);
   }
 
   /**
@@ -261,95 +239,14 @@ export class CausalLM implements Policy {
     this.config = config;
     this.backend = backend;
     this.logger = options.logger;
-    this.trainable = options.trainable ?? true;
-    this.maxBindingBytes = resolveBindingLimit(backend, options.maxBindingBytes);
-    const id = modelCounter++;
-    const specs = parameterSpecs(config);
-    let stored = 0;
-    try {
-      for (const spec of specs) {
-        const given = weights.get(spec.name);
-        if (given === undefined)
-          throw new InvalidInputError(`missing weight ${spec.name}`, {
-            details: { field: spec.name },
-          });
-        this.#names.push(spec.name);
-        stored += 1;
-        this.#store(spec, given, `agentrl_m${id}/${spec.name}`);
-      }
-    } catch (error) {
-      // Free what was stored and the tensors not reached (all of them are owned here).
-      tf.dispose([
-        ...this.#variables.values(),
-        ...[...this.#split.values()].flatMap((x) => x.blocks),
-      ]);
-      for (const spec of specs.slice(stored)) {
-        const rest = weights.get(spec.name);
-        if (rest !== undefined) tf.dispose(rest instanceof tf.Tensor ? rest : [...rest]);
-      }
-      throw error;
-    }
+    this.parameters = new ParameterStore(config, weights, {
+      trainable: options.trainable ?? true,
+      maxBindingBytes: resolveBindingLimit(backend, options.maxBindingBytes),
+    });
     this.#rope = {
       invFreq: inverseFrequencies(config.headDim, config.ropeTheta),
       rotateHalf: rotateHalfMatrix(config.headDim),
     };
-  }
-
-  #store(spec: ParameterSpec, given: tf.Tensor | readonly tf.Tensor[], varName: string): void {
-    const shape = memoryShape(spec);
-    const axis = SPLITTABLE.get(spec.name);
-    const limit = this.maxBindingBytes;
-    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
-    if (given instanceof tf.Tensor && (limit === undefined || bytes <= limit)) {
-      this.#variables.set(spec.name, tf.variable(given, this.trainable, varName));
-      given.dispose();
-      return;
-    }
-    if (axis === undefined || shape.length !== 2) {
-      if (given instanceof tf.Tensor) given.dispose();
-      else tf.dispose([...given]);
-      throw new InvalidInputError(
-        `parameter ${spec.name} [${shape.join(', ')}] is ${bytes} bytes, over the binding limit of ${limit} bytes (maxBindingBytes); only the embedding and the LM head are held in row blocks: raise maxBindingBytes`,
-        { details: { field: 'maxBindingBytes', value: limit, parameter: spec.name } },
-      );
-    }
-    const whole = shape as [number, number];
-    let blocks: tf.Tensor[];
-    if (given instanceof tf.Tensor) {
-      // Cut on the host: no kernel may bind the whole matrix (on webgpu it would return stale data).
-      const sizes = blockRanges(whole[axis], whole[1 - axis] as number, limit as number).map(
-        ([start, end]) => end - start,
-      );
-      const pieces = splitHost(given.dataSync() as Float32Array, whole, axis, sizes);
-      given.dispose();
-      blocks = pieces.map((data, k) => {
-        const n = sizes[k] as number;
-        return tf.tensor2d(data, axis === 0 ? [n, whole[1]] : [whole[0], n]);
-      });
-    } else {
-      blocks = [...given];
-      const other = 1 - axis;
-      const total = blocks.reduce((a, b) => a + (b.shape[axis] ?? 0), 0);
-      if (
-        total !== whole[axis] ||
-        blocks.some((b) => b.rank !== 2 || b.shape[other] !== whole[other])
-      ) {
-        tf.dispose(blocks);
-        throw new InvalidInputError(
-          `the blocks of ${spec.name} (${blocks.map((b) => `[${b.shape.join(', ')}]`).join(', ')}) do not tile its [${whole.join(', ')}] layout along axis ${axis}`,
-          { details: { field: spec.name } },
-        );
-      }
-    }
-    this.#split.set(spec.name, {
-      axis,
-      shape: whole,
-      blocks: blocks.map((t, k) => {
-        const v = tf.variable(t, this.trainable, `${varName}/block${k}`);
-        t.dispose();
-        return v;
-      }),
-    });
   }
 
   /**
@@ -358,54 +255,36 @@ export class CausalLM implements Policy {
    * whole tensor, since no kernel could bind one: this throws, naming `readWeight` (the joined
    * values, on the host) and `parameterStorage` (the blocks).
    */
-  weight = (name: string): tf.Variable => {
-    const v = this.#variables.get(name);
-    if (v !== undefined) return v;
-    const split = this.#split.get(name);
-    if (split !== undefined) {
-      throw new InvalidInputError(
-        `${name} is held as ${split.blocks.length} blocks (its [${split.shape.join(', ')}] float32 values exceed maxBindingBytes ${this.maxBindingBytes}); use await model.readWeight(name) for the joined values or model.parameterStorage(name).variables for the blocks`,
-        { details: { field: 'name', value: name } },
-      );
-    }
-    throw new InvalidInputError(`the model has no parameter ${name}`, {
-      details: { field: 'name', value: name },
-    });
-  };
+  get weight(): (name: string) => tf.Variable {
+    return this.parameters.weight;
+  }
 
   /** How a parameter is stored: whole, or in blocks along an axis of its in-memory layout. */
   parameterStorage(name: string): ParameterStorage {
-    const split = this.#split.get(name);
-    if (split !== undefined)
-      return { shape: split.shape, axis: split.axis, variables: split.blocks };
-    const v = this.weight(name);
-    return { shape: v.shape, variables: [v] };
+    return this.parameters.storage(name);
   }
 
   /**
    * The values of a parameter in its in-memory layout (linear weights `[in, out]`), joined on the
    * host when it is held in blocks. A copy: changing it changes nothing.
    */
-  async readWeight(name: string): Promise<Float32Array> {
-    const storage = this.parameterStorage(name);
-    const pieces = await Promise.all(storage.variables.map((v) => v.data()));
-    if (storage.axis === undefined) return Float32Array.from(pieces[0] as Float32Array);
-    return joinHost(pieces as Float32Array[], storage.shape as [number, number], storage.axis);
+  readWeight(name: string): Promise<Float32Array> {
+    return this.parameters.read(name);
   }
 
   /** Parameter names in checkpoint order. */
   parameterNames(): string[] {
-    return [...this.#names];
+    return this.parameters.names();
   }
 
   /** The variables an optimizer step updates: the LoRA adapters when active, else every weight. */
   trainableVariables(): tf.Variable[] {
-    return this.#lora?.variables() ?? this.variables();
+    return this.parameters.trainableVariables();
   }
 
   /** Active LoRA adapters, if any. */
   get lora(): LoRAAdapters | undefined {
-    return this.#lora;
+    return this.parameters.lora;
   }
 
   /**
@@ -413,58 +292,30 @@ export class CausalLM implements Policy {
    * then update only the adapters (and reset the optimizer state). Not combinable with workers.
    */
   enableLoRA(options: LoRAOptions): void {
-    if (this.#pool !== undefined) {
-      throw new InvalidInputError(
-        'stop worker threads before enabling LoRA (workers train full weights only)',
-        { details: { field: 'workers' } },
-      );
-    }
-    if (this.#lora !== undefined) this.mergeLoRA();
-    this.#lora = new LoRAAdapters(this.#variables, options);
-    this.#resetOptimizer();
+    this.parameters.enableLoRA(options);
   }
 
   /** Folds the adapters into the base weights (`W += scale·A·B`) and drops them. */
   mergeLoRA(): void {
-    const lora = this.#lora;
-    if (lora === undefined) return;
-    tf.tidy(() => {
-      for (const name of lora.adapters.keys()) {
-        const v = this.weight(name);
-        v.assign(lora.effective(name, v));
-      }
-    });
-    lora.dispose();
-    this.#lora = undefined;
-    this.#resetOptimizer();
-    this.weightsChanged();
-  }
-
-  #resetOptimizer(): void {
-    const state = this.optimizerState as { dispose?: () => void } | undefined;
-    state?.dispose?.();
-    this.optimizerState = undefined;
+    this.parameters.mergeLoRA();
   }
 
   /** The weight the forward pass uses (LoRA update included); call inside `tf.tidy`. */
-  effectiveWeight = (name: string): tf.Tensor => {
-    const w = this.weight(name);
-    return this.#lora === undefined ? w : this.#lora.effective(name, w);
-  };
+  get effectiveWeight(): (name: string) => tf.Tensor {
+    return this.parameters.effectiveWeight;
+  }
 
   /**
    * Every weight variable, in checkpoint order (linear weights `[in, out]`); a parameter held in
    * blocks contributes its blocks, in order (see {@link parameterStorage}).
    */
   variables(): tf.Variable[] {
-    return this.#names.flatMap((name) => this.parameterStorage(name).variables);
+    return this.parameters.variables();
   }
 
   /** Total number of parameters. */
   numParameters(): number {
-    let n = 0;
-    for (const v of this.variables()) n += v.size;
-    return n;
+    return this.parameters.count();
   }
 
   /**
@@ -473,58 +324,27 @@ export class CausalLM implements Policy {
    * an inference pass inside a generation reads the weights merged once for it.
    */
   forward(inputs: ForwardInputs): ForwardOutput {
-    const lora = this.#lora;
+    const store = this.parameters;
+    const lora = store.lora;
     const inference = inputs.inference === true;
     const run = () => {
       if (lora === undefined)
-        return decoderForward(this.config, this.weight, this.#rope, inputs, this.#blocks);
-      if (inference && this.#mergedUsers > 0) {
-        const merged = this.#mergedWeights(lora);
-        const get = (name: string) => merged.get(name) ?? this.weight(name);
-        return decoderForward(this.config, get, this.#rope, inputs, this.#blocks);
+        return decoderForward(this.config, store.weight, this.#rope, inputs, store.blocks);
+      const merged = inference ? store.mergedLoRAWeights() : undefined;
+      if (merged !== undefined) {
+        const get = (name: string) => merged.get(name) ?? store.weight(name);
+        return decoderForward(this.config, get, this.#rope, inputs, store.blocks);
       }
       return decoderForward(
         this.config,
-        this.weight,
+        store.weight,
         this.#rope,
         inputs,
-        this.#blocks,
+        store.blocks,
         lora.lowRank,
       );
     };
     return inference ? withoutGradients(run) : run();
-  }
-
-  #mergedWeights(lora: LoRAAdapters): Map<string, tf.Tensor> {
-    if (this.#merged === undefined) {
-      const merged = new Map<string, tf.Tensor>();
-      for (const name of lora.adapters.keys())
-        merged.set(name, tf.keep(tf.tidy(() => this.effectiveWeight(name))));
-      this.#merged = merged;
-    }
-    return this.#merged;
-  }
-
-  /**
-   * Runs a generation with the LoRA weights merged once (`W + scale·A·B` per adapted weight, held
-   * until the last concurrent generation ends or the weights change): a decode step then costs
-   * what it costs without LoRA, where the factored form adds four small products per projection
-   * and step. Memory: one copy of the adapted weights while generating.
-   */
-  async #withMergedLoRA<T>(f: () => Promise<T>): Promise<T> {
-    if (this.#lora === undefined) return f();
-    this.#mergedUsers++;
-    try {
-      return await f();
-    } finally {
-      this.#mergedUsers--;
-      if (this.#mergedUsers === 0) this.#dropMerged();
-    }
-  }
-
-  #dropMerged(): void {
-    if (this.#merged !== undefined) tf.dispose([...this.#merged.values()]);
-    this.#merged = undefined;
   }
 
   /**
@@ -537,14 +357,14 @@ export class CausalLM implements Policy {
     // The cached transposed head serves backends whose matmul wants the plain layout (XNNPACK:
     // a matmul against a new transposed tensor repacks it every call); ours reads it in place.
     if (options.inference !== true || !this.config.tieWordEmbeddings || tiedHeadInPlace())
-      return headLogits(this.config, this.weight, hidden, this.#blocks, this.#lora !== undefined);
-    if (this.#inferenceHead === undefined) {
-      const blocks = this.#blocks('model.embed_tokens.weight') ?? [
-        this.weight('model.embed_tokens.weight') as tf.Tensor2D,
-      ];
-      this.#inferenceHead = blocks.map((b) => tf.keep(tf.transpose(b) as tf.Tensor2D));
-    }
-    const parts = this.#inferenceHead.map((head) => tf.matMul(hidden, head));
+      return headLogits(
+        this.config,
+        this.parameters.weight,
+        hidden,
+        this.parameters.blocks,
+        this.parameters.lora !== undefined,
+      );
+    const parts = this.parameters.transposedEmbedding().map((head) => tf.matMul(hidden, head));
     return (parts.length === 1 ? parts[0] : tf.concat(parts, 1)) as tf.Tensor2D;
   }
 
@@ -566,10 +386,7 @@ export class CausalLM implements Policy {
 
   /** Drops caches derived from the weights; call after changing variables outside train steps. */
   weightsChanged(): void {
-    // Merged LoRA weights are rebuilt by the next inference pass that needs them.
-    this.#dropMerged();
-    if (this.#inferenceHead !== undefined) tf.dispose(this.#inferenceHead);
-    this.#inferenceHead = undefined;
+    this.parameters.weightsChanged();
   }
 
   /**
@@ -736,7 +553,7 @@ export class CausalLM implements Policy {
     // A decode step's cost is mostly per-step overhead, not rows: splitting a small batch across
     // threads only adds messaging (measured slower at 8 rows), so only large batches are split.
     if (pool === undefined || prompts.length < PARALLEL_GENERATE_MIN_ROWS) {
-      return this.#withMergedLoRA(() => generateTokens(this, prompts, sampling));
+      return this.parameters.withMergedLoRA(() => generateTokens(this, prompts, sampling));
     }
     return this.#generateParallel(pool, prompts, sampling);
   }
@@ -804,18 +621,7 @@ export class CausalLM implements Policy {
    * active, of the effective (merged) weights.
    */
   frozenCopy(): CausalLM {
-    const weights = new Map<string, tf.Tensor | tf.Tensor[]>();
-    for (const name of this.#variables.keys())
-      weights.set(
-        name,
-        tf.tidy(() => tf.clone(this.effectiveWeight(name))),
-      );
-    for (const [name, split] of this.#split)
-      weights.set(
-        name,
-        split.blocks.map((b) => tf.clone(b)),
-      );
-    return new CausalLM(this.config, this.backend, weights, {
+    return new CausalLM(this.config, this.backend, this.parameters.cloneWeights(), {
       trainable: false,
       ...(this.logger ? { logger: this.logger } : {}),
       ...(this.maxBindingBytes !== undefined ? { maxBindingBytes: this.maxBindingBytes } : {}),
@@ -827,38 +633,13 @@ export class CausalLM implements Policy {
    * into this one, e.g. to refresh a reference.
    */
   copyWeightsFrom(other: CausalLM): void {
-    for (const name of this.#names) {
-      const mine = this.parameterStorage(name).variables;
-      const theirs = other.parameterStorage(name).variables;
-      if (
-        mine.length !== theirs.length ||
-        mine.some((v, k) => v.shape.join() !== theirs[k]?.shape.join())
-      ) {
-        throw new InvalidInputError(
-          `copyWeightsFrom: ${name} is stored as ${mine.length} block(s) here and ${theirs.length} in the other model; create both with the same config and maxBindingBytes`,
-          { details: { field: name } },
-        );
-      }
-      mine.forEach((v, k) => {
-        v.assign(theirs[k] as tf.Variable);
-      });
-    }
-    this.weightsChanged();
+    this.parameters.copyFrom(other.parameters);
   }
 
   /** Frees every tensor the model owns (and stops its workers). */
   dispose(): void {
     void this.stopWorkers();
-    for (const v of this.#variables.values()) v.dispose();
-    this.#variables.clear();
-    for (const split of this.#split.values()) tf.dispose(split.blocks);
-    this.#split.clear();
+    this.parameters.dispose();
     this.#rope.rotateHalf.dispose();
-    this.#lora?.dispose();
-    this.#lora = undefined;
-    this.weightsChanged();
-    const state = this.optimizerState as { dispose?: () => void } | undefined;
-    state?.dispose?.();
-    this.optimizerState = undefined;
   }
 }

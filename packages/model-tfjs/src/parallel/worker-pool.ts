@@ -7,8 +7,9 @@
  */
 import { Worker } from 'node:worker_threads';
 import { AgentRLError, type GenerationResult, type SamplingOptions } from '@agentrl/core';
-import type { CausalLM } from '../model/causal-lm.ts';
-import type { GradientJob } from '../train/steps.ts';
+import type { CausalLMConfig } from '../model/config.ts';
+import type { ParameterStore } from '../model/parameter-store.ts';
+import type { GradientJob } from '../train/samples.ts';
 
 /** Gradient sums computed by a worker (one array per variable, checkpoint order). */
 export interface WorkerGradients {
@@ -53,9 +54,9 @@ function workerEntry(): { url: URL; execArgv: string[] } {
   return { url: new URL('../worker.js', here), execArgv: [] };
 }
 
-async function readWeights(model: CausalLM): Promise<Float32Array[]> {
+async function readWeights(store: ParameterStore): Promise<Float32Array[]> {
   return Promise.all(
-    model.variables().map(async (v) => Float32Array.from((await v.data()) as Float32Array)),
+    store.variables().map(async (v) => Float32Array.from((await v.data()) as Float32Array)),
   );
 }
 
@@ -93,15 +94,22 @@ export class WorkerPool {
   }
 
   /** Starts `size` workers, each with a copy of the model's current weights. */
-  static async start(model: CausalLM, size: number): Promise<WorkerPool> {
+  static async start(
+    model: {
+      readonly config: CausalLMConfig;
+      readonly backend: string;
+      readonly parameters: ParameterStore;
+    },
+    size: number,
+  ): Promise<WorkerPool> {
     const { url, execArgv } = workerEntry();
-    const variables = model.variables();
-    const weights = await readWeights(model);
+    const variables = model.parameters.variables();
+    const weights = await readWeights(model.parameters);
     const workers = Array.from({ length: size }, () => {
       const workerData: WorkerInit = {
         configRaw: model.config.raw,
         backend: model.backend,
-        names: model.parameterNames(),
+        names: model.parameters.names(),
         shapes: variables.map((v) => [...v.shape]),
         weights,
       };
@@ -141,9 +149,9 @@ export class WorkerPool {
     })) as GenerationResult;
   }
 
-  /** Sends the model's current weights to every worker. */
-  async syncWeights(model: CausalLM): Promise<void> {
-    const weights = await readWeights(model);
+  /** Sends the current weights to every worker. */
+  async syncWeights(store: ParameterStore): Promise<void> {
+    const weights = await readWeights(store);
     await Promise.all(
       this.#workers.map((_, i) => {
         const copy = i === this.size - 1 ? weights : weights.map((w) => w.slice());

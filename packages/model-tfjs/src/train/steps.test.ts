@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createCausalLM } from '../io/checkpoint.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
 import { TINY_TEST_CONFIG } from '../test-models.ts';
-import type { PolicySample } from './steps.ts';
+import type { PolicySample } from './samples.ts';
 
 const config = TINY_TEST_CONFIG;
 

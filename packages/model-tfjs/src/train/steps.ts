@@ -7,25 +7,31 @@
 import { type ActorLossInputs, type ActorLossOptions, actorLoss } from '@agentrl/algorithms';
 import { InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
+import type { BackendName } from '../backends/select.ts';
 import { releasePackedPanels } from '../backends/wasm/kernels.ts';
 import { checkWasmTraining, isWasmHeapFailure, wasmHeapFailure } from '../backends/wasm/memory.ts';
 import { fusedKernelsActive, fusedTokenLogProbs } from '../backends/webgpu/kernels/fused.ts';
-import type { CausalLM } from '../model/causal-lm.ts';
+import type { CausalLMConfig } from '../model/config.ts';
 import { pickLogProbs } from '../model/ops.ts';
+import type { ParameterStore } from '../model/parameter-store.ts';
+import type { WorkerPool } from '../parallel/worker-pool.ts';
 import { AdamWState, applyAdamW, type OptimizerOptions } from './optimizer.ts';
+import type { GradientJob, PolicySample, SupervisedSample } from './samples.ts';
 
-/** One step sample of a policy update. Response token `j` sits at index `promptIds.length + j`. */
-export interface PolicySample {
-  readonly promptIds: readonly number[];
-  readonly responseIds: readonly number[];
-  /** One advantage for every response token, or one per token. */
-  readonly advantage: number | readonly number[];
-  /** Log-probs of the response tokens when sampled (same temperature as `temperature`). */
-  readonly oldLogProbs: readonly number[];
-  /** Reference-model log-probs of the response tokens (for the KL loss). */
-  readonly refLogProbs?: readonly number[];
-  /** 1 for tokens that count in the loss; default all 1. */
-  readonly responseMask?: readonly number[];
+/**
+ * What training needs of a model: its config and backend, its parameters (weights, adapters,
+ * optimizer state), the positions' logits, and the worker threads it splits a step across.
+ */
+export interface TrainableModel {
+  readonly config: CausalLMConfig;
+  readonly backend: BackendName;
+  readonly parameters: ParameterStore;
+  readonly workerPool?: WorkerPool | undefined;
+  positionLogits(
+    sequences: readonly (readonly number[])[],
+    rows?: Int32Array,
+    temperature?: number,
+  ): { logits: tf.Tensor2D; T: number };
 }
 
 /** A loss over one micro-batch's tensors (`[B, R]`; `logits` `[B, R, V]` when requested). */
@@ -88,7 +94,7 @@ function padded(rows: readonly (readonly number[])[], width: number): tf.Tensor2
  * prompt+response sequences; call inside `tf.tidy`.
  */
 export function responseTensors(
-  model: CausalLM,
+  model: Pick<TrainableModel, 'config' | 'positionLogits'>,
   prompts: readonly (readonly number[])[],
   responses: readonly (readonly number[])[],
   options: { temperature?: number; withLogits?: boolean } = {},
@@ -121,9 +127,9 @@ export function responseTensors(
   return { logProbs, logits: tf.reshape(logits, [B, R, model.config.vocabSize]) };
 }
 
-function stateOf(model: CausalLM): AdamWState {
-  if (!(model.optimizerState instanceof AdamWState)) model.optimizerState = new AdamWState();
-  return model.optimizerState as AdamWState;
+function stateOf(store: ParameterStore): AdamWState {
+  if (!(store.optimizerState instanceof AdamWState)) store.optimizerState = new AdamWState();
+  return store.optimizerState as AdamWState;
 }
 
 function chunks<T>(items: readonly T[], size: number | undefined): T[][] {
@@ -144,32 +150,13 @@ export interface GradientSums {
   readonly metrics: Record<string, number>;
 }
 
-/**
- * A serialisable unit of gradient work: micro-batches with their loss weights. Worker threads
- * receive these (see parallel/worker-pool.ts), so everything in it is plain data.
- */
-export type GradientJob =
-  | {
-      readonly kind: 'policy';
-      readonly microBatches: readonly (readonly PolicySample[])[];
-      readonly weights: readonly number[];
-      readonly loss?: ActorLossOptions;
-      readonly withLogits: boolean;
-      readonly temperature?: number;
-    }
-  | {
-      readonly kind: 'sft';
-      readonly microBatches: readonly (readonly SupervisedSample[])[];
-      readonly weights: readonly number[];
-    };
-
 type MicroBatchLoss = {
   loss: tf.Scalar;
   metrics?: Readonly<Record<string, tf.Scalar | undefined>>;
 };
 
 function policyLossOf(
-  model: CausalLM,
+  model: TrainableModel,
   mb: readonly PolicySample[],
   job: Extract<GradientJob, { kind: 'policy' }>,
   lossFn: PolicyLossFn,
@@ -223,7 +210,7 @@ function policyLossOf(
   });
 }
 
-function sftLossOf(model: CausalLM, mb: readonly SupervisedSample[]): MicroBatchLoss {
+function sftLossOf(model: TrainableModel, mb: readonly SupervisedSample[]): MicroBatchLoss {
   const R = Math.max(1, ...mb.map((s) => s.responseIds.length));
   const { logProbs } = responseTensors(
     model,
@@ -264,11 +251,11 @@ export function defaultPolicyLoss(options: ActorLossOptions | undefined): Policy
  * inside `tf.tidy`; only the running sums stay alive between micro-batches.
  */
 export async function computeGradients(
-  model: CausalLM,
+  model: TrainableModel,
   job: GradientJob,
   lossFn?: PolicyLossFn,
 ): Promise<GradientSums> {
-  const variables = model.trainableVariables();
+  const variables = model.parameters.trainableVariables();
   const policyLoss = job.kind === 'policy' ? (lossFn ?? defaultPolicyLoss(job.loss)) : undefined;
   let acc: tf.Tensor[] | undefined;
   let lossSum = 0;
@@ -330,19 +317,20 @@ function shardJob(job: GradientJob, n: number): GradientJob[] {
 
 /** Runs a job (across the model's worker threads when it has them), then one AdamW step. */
 async function runJob(
-  model: CausalLM,
+  model: TrainableModel,
   job: GradientJob,
   options: OptimizerOptions,
   lossFn?: PolicyLossFn,
 ): Promise<TrainStepResult> {
-  if (!model.trainable) {
+  const store = model.parameters;
+  if (!store.trainable) {
     throw new InvalidInputError('this model is frozen (a frozenCopy); train the original model', {
       details: { field: 'model' },
     });
   }
   if (model.backend === 'wasm') {
-    const trainable = model.trainableVariables().reduce((n, v) => n + v.size, 0);
-    checkWasmTraining(model.numParameters(), trainable, model.lora !== undefined);
+    const trainable = store.trainableVariables().reduce((n, v) => n + v.size, 0);
+    checkWasmTraining(store.count(), trainable, store.lora !== undefined);
     releasePackedPanels();
   }
   const pool = model.workerPool;
@@ -375,13 +363,13 @@ async function runJob(
     local = { grads, loss, metrics };
     if (grads === undefined) return { loss: 0, gradNorm: 0, skipped: true, metrics: {} };
     const { gradNorm, skipped } = await applyAdamW(
-      stateOf(model),
-      model.trainableVariables(),
+      stateOf(store),
+      store.trainableVariables(),
       grads,
       options,
     );
-    if (!skipped) model.weightsChanged();
-    if (!skipped && pool !== undefined) await pool.syncWeights(model);
+    if (!skipped) store.weightsChanged();
+    if (!skipped && pool !== undefined) await pool.syncWeights(store);
     return { loss, gradNorm, skipped, metrics };
   } catch (error) {
     if (model.backend === 'wasm' && isWasmHeapFailure(error))
@@ -394,7 +382,7 @@ async function runJob(
 
 /** One policy-gradient optimizer step over `samples` (PPO actor loss by default). */
 export function trainPolicyStep(
-  model: CausalLM,
+  model: TrainableModel,
   samples: readonly PolicySample[],
   options: TrainStepOptions,
 ): Promise<TrainStepResult> {
@@ -417,12 +405,6 @@ export function trainPolicyStep(
   return runJob(model, job, options, options.lossFn);
 }
 
-/** One supervised example: the loss covers the response tokens only. */
-export interface SupervisedSample {
-  readonly promptIds: readonly number[];
-  readonly responseIds: readonly number[];
-}
-
 /** Options of {@link trainSupervisedStep}. */
 export interface SupervisedStepOptions extends OptimizerOptions {
   /** Samples per forward/backward pass. Default: all at once. */
@@ -434,7 +416,7 @@ export interface SupervisedStepOptions extends OptimizerOptions {
  * the batch (token-mean across micro-batches, exact under accumulation).
  */
 export function trainSupervisedStep(
-  model: CausalLM,
+  model: TrainableModel,
   samples: readonly SupervisedSample[],
   options: SupervisedStepOptions,
 ): Promise<TrainStepResult> {

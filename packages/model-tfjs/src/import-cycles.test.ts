@@ -1,0 +1,55 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { describeImportCycles, findImportCycles } from '../../../tools/import-cycles.ts';
+
+const srcDir = dirname(fileURLToPath(import.meta.url));
+
+function sourceTree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'agentrl-cycles-'));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+describe('import circles', () => {
+  it('no file of the package imports itself back through other files', () => {
+    const cycles = findImportCycles(srcDir);
+    expect(describeImportCycles(cycles)).toBe('');
+  });
+
+  it('the check finds a circle through folders and type-only imports, and names a loop', () => {
+    const root = sourceTree({
+      'model/model.ts': "import { run } from '../generate/run.ts';\nexport const m = run;\n",
+      'generate/run.ts': "import type { M } from './types.ts';\nexport const run = 1;\n",
+      'generate/types.ts': "export type { M } from '../model/model.ts';\n",
+      'leaf.ts': "// import { m } from './model/model.ts';\nexport const leaf = 1;\n",
+    });
+    const cycles = findImportCycles(root);
+    expect(cycles).toHaveLength(1);
+    expect(cycles[0]?.files).toEqual(['generate/run.ts', 'generate/types.ts', 'model/model.ts']);
+    expect(cycles[0]?.loop).toEqual([
+      'generate/run.ts',
+      'generate/types.ts',
+      'model/model.ts',
+      'generate/run.ts',
+    ]);
+    expect(describeImportCycles(cycles)).toContain(
+      'generate/run.ts -> generate/types.ts -> model/model.ts -> generate/run.ts',
+    );
+  });
+
+  it('the check passes a tree whose imports all point one way', () => {
+    const root = sourceTree({
+      'a.ts': "import { b } from './b.ts';\nexport const a = b;\n",
+      'b.ts': "import { c } from './lib/c.ts';\nexport const b = c;\n",
+      'lib/c.ts': "export const c = await import('../d.ts');\n",
+      'd.ts': 'export const d = 1;\n',
+    });
+    expect(findImportCycles(root)).toEqual([]);
+  });
+});
