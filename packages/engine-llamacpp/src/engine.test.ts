@@ -1,0 +1,171 @@
+/**
+ * The llama.cpp engine's contract on the `qwen2-tiny` fixture and a seeded checkpoint: stop ids,
+ * seeds, weight syncs (and their failures), input checks, device checks.
+ */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isAgentRLError, WeightSyncError } from '@agentrl/core';
+import { createCausalLM } from '@agentrl/model-tfjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LlamaCppEngine } from './engine.ts';
+
+const fixtureDir = fileURLToPath(
+  new URL('../../../../shared/fixtures/qwen2-tiny', import.meta.url),
+);
+const work = await mkdtemp(join(tmpdir(), 'engine-llamacpp-engine-'));
+afterAll(() => rm(work, { recursive: true, force: true }));
+
+const PROMPTS = [
+  [1, 17, 250, 3, 99],
+  [5, 6, 7],
+  [300, 2, 44, 44, 44, 120, 9],
+  [1, 2],
+];
+const options = { contextSize: 64, parallelSequences: 2, threads: 1 } as const;
+
+describe('LlamaCppEngine on the qwen2-tiny fixture', () => {
+  let engine: LlamaCppEngine;
+  beforeAll(async () => {
+    engine = await LlamaCppEngine.create(options);
+    await engine.syncWeights({ version: 0, checkpointDir: fixtureDir });
+  });
+  afterAll(() => engine?.close());
+
+  it('ends a response at a stop id, keeps the stop id and reports stop', async () => {
+    const greedy = await engine.generate(PROMPTS, { maxNewTokens: 8, temperature: 0 });
+    const first = greedy.tokenIds[0] as number[];
+    const stop = first[3] as number;
+    const cut = first.indexOf(stop) + 1;
+    const out = await engine.generate(PROMPTS.slice(0, 1), {
+      maxNewTokens: 8,
+      temperature: 0,
+      stopTokenIds: [stop],
+    });
+    expect(out.tokenIds[0]).toEqual(first.slice(0, cut));
+    expect(out.logProbs?.[0]).toHaveLength(cut);
+    expect(out.finishReasons).toEqual(['stop']);
+  });
+
+  it('draws the same tokens for the same seed whatever the batch scheduling, other tokens for another seed', async () => {
+    const sampling = { maxNewTokens: 8, temperature: 1, seed: 5 };
+    const a = await engine.generate(PROMPTS, sampling);
+    const b = await engine.generate(PROMPTS, sampling);
+    expect(b.tokenIds).toEqual(a.tokenIds);
+    const one = await engine.generate(PROMPTS.slice(0, 1), sampling);
+    expect(one.tokenIds[0]).toEqual(a.tokenIds[0]);
+    const c = await engine.generate(PROMPTS, { ...sampling, seed: 6 });
+    expect(c.tokenIds).not.toEqual(a.tokenIds);
+    for (const row of a.logProbs ?? []) for (const lp of row) expect(lp).toBeLessThanOrEqual(0);
+  });
+
+  it('rejects prompts past the context size, empty prompts and ids outside the vocabulary, naming the fix', async () => {
+    await expect(
+      engine.generate([Array.from({ length: 60 }, () => 1)], { maxNewTokens: 8 }),
+    ).rejects.toThrow(/exceeds the engine's contextSize 64; raise contextSize/);
+    await expect(engine.generate([[]], { maxNewTokens: 1 })).rejects.toThrow(
+      /prompts\[0\] is empty/,
+    );
+    await expect(engine.generate([[1, 384]], { maxNewTokens: 1 })).rejects.toThrow(
+      /token id 384, outside the model's vocabulary of 384/,
+    );
+    await expect(engine.generate([[1]], { maxNewTokens: 0 })).rejects.toThrow(/maxNewTokens/);
+  });
+});
+
+describe('LlamaCppEngine weight syncs', () => {
+  it('refuses to generate before the first sync', async () => {
+    const engine = await LlamaCppEngine.create(options);
+    try {
+      await expect(engine.generate([[1]], { maxNewTokens: 1 })).rejects.toThrow(WeightSyncError);
+      expect(engine.weightsVersion).toBeUndefined();
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('samples from the new weights after a sync, and a failed sync blocks generation until one succeeds', async () => {
+    const other = join(work, 'other');
+    const model = await createCausalLM(
+      {
+        vocab_size: 384,
+        hidden_size: 32,
+        intermediate_size: 64,
+        num_hidden_layers: 1,
+        num_attention_heads: 2,
+        num_key_value_heads: 1,
+        initializer_range: 0.5,
+      },
+      { seed: 3, backend: 'cpu' },
+    );
+    await model.save(other);
+    const greedy = { maxNewTokens: 6, temperature: 0, stopTokenIds: [] };
+    const want = await model.generate(PROMPTS, greedy);
+    model.dispose();
+
+    const workDir = join(work, 'gguf');
+    const engine = await LlamaCppEngine.create({ ...options, workDir });
+    try {
+      await engine.syncWeights({ version: 0, checkpointDir: fixtureDir });
+      const before = await engine.generate(PROMPTS, greedy);
+
+      const failed = engine.syncWeights({ version: 1, checkpointDir: join(work, 'missing') });
+      await expect(failed).rejects.toThrow(WeightSyncError);
+      await expect(failed).rejects.toThrow(/could not load weights version 1 from .*missing/);
+      expect(engine.weightsVersion).toBeUndefined();
+      const blocked = engine.generate(PROMPTS, greedy);
+      await expect(blocked).rejects.toSatisfy((e) => isAgentRLError(e, 'WEIGHT_SYNC'));
+
+      await engine.syncWeights({ version: 1, checkpointDir: other });
+      expect(engine.weightsVersion).toBe(1);
+      const after = await engine.generate(PROMPTS, greedy);
+      expect(after.weightsVersion).toBe(1);
+      expect(after.tokenIds).toEqual(want.tokenIds);
+      expect(after.tokenIds).not.toEqual(before.tokenIds);
+      // Only the file of the weights in use is kept.
+      expect(await readdir(workDir)).toEqual([engine.modelPath?.split('/').pop()]);
+    } finally {
+      await engine.close();
+    }
+    await expect(engine.generate(PROMPTS, greedy)).rejects.toThrow(/closed/);
+    await engine.close();
+  });
+
+  it('refuses an older version and a LoRA adapter snapshot with typed errors', async () => {
+    const engine = await LlamaCppEngine.create(options);
+    try {
+      await engine.syncWeights({ version: 3, checkpointDir: fixtureDir });
+      await expect(engine.syncWeights({ version: 2, checkpointDir: fixtureDir })).rejects.toThrow(
+        /version 2 is older than the current 3/,
+      );
+      expect(engine.weightsVersion).toBe(3);
+      await expect(
+        engine.syncWeights({ version: 4, checkpointDir: fixtureDir, adapterDir: fixtureDir }),
+      ).rejects.toThrow(/LoRA adapter is not supported yet/);
+      await expect(engine.generate([[1]], { maxNewTokens: 1 })).rejects.toThrow(WeightSyncError);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe('LlamaCppEngine devices', () => {
+  it.skipIf(process.platform === 'darwin')(
+    'fails before any work, naming the fix, when the chosen GPU build cannot run here',
+    async () => {
+      const error = await LlamaCppEngine.create({ device: 'metal' }).catch((e: unknown) => e);
+      expect(isAgentRLError(error, 'BACKEND_UNAVAILABLE')).toBe(true);
+      expect(String(error)).toMatch(/Metal needs macOS on Apple silicon, or use device: 'cpu'/);
+    },
+  );
+
+  it('rejects bad options naming the field', async () => {
+    await expect(LlamaCppEngine.create({ parallelSequences: 0 })).rejects.toThrow(
+      /parallelSequences must be a positive integer, got 0/,
+    );
+    await expect(LlamaCppEngine.create({ device: 'tpu' as unknown as 'cpu' })).rejects.toThrow(
+      /device "tpu" is not one of cpu, cuda, vulkan, metal/,
+    );
+  });
+});

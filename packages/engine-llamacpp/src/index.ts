@@ -1,0 +1,26 @@
+/**
+ * @agentrl/engine-llamacpp — rollouts on llama.cpp in-process (node-llama-cpp's prebuilt CPU,
+ * Vulkan and CUDA binaries): a GGUF writer for Qwen2 / Llama checkpoints and a RolloutEngine with
+ * token ids in and out.
+ */
+export {
+  checkpointToGguf,
+  type GgufConversionOptions,
+  ggufFromCheckpoint,
+  permuteRotaryRows,
+  uniqueTokenStrings,
+} from './convert.ts';
+export {
+  type EngineLogger,
+  type LlamaCppDevice,
+  LlamaCppEngine,
+  type LlamaCppEngineOptions,
+} from './engine.ts';
+export {
+  encodeTensorData,
+  type GgufContents,
+  type GgufTensor,
+  type GgufTensorType,
+  type GgufValue,
+  writeGguf,
+} from './gguf.ts';
