@@ -2,7 +2,7 @@
  * GiGPO advantages: @agentrl/algorithms against verl-agent's Python reference, on identical
  * batches, in the same run.
  *
- *   pnpm --filter @agentrl-bench/algorithms-advantages bench -- --verl-agent /path/to/verl-agent
+ *   pnpm --filter @agentrl-bench/algorithms-advantages bench --verl-agent /path/to/verl-agent
  *
  * Options: --verl-agent PATH (or env VERL_AGENT; without it the reference is skipped),
  * --python PATH (default /usr/bin/python3, which needs python3-torch and python3-numpy),
@@ -14,11 +14,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { computeGiGPOAdvantages } from '@agentrl/algorithms';
+import { dropArgsSeparator } from '@agentrl/core';
 import { alfworldWorkload, scaleWorkload, searchWorkload, type Workload } from './workloads.ts';
 
 const { values } = parseArgs({
-  // `pnpm run bench -- --x` passes the `--` through.
-  args: process.argv.slice(2).filter((a) => a !== '--'),
+  args: dropArgsSeparator(process.argv.slice(2)),
   options: {
     'verl-agent': { type: 'string' },
     python: { type: 'string', default: '/usr/bin/python3' },

@@ -10,10 +10,12 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { dropArgsSeparator } from '@agentrl/core';
 import { ARMS, BUDGET_NAME, SEEDS } from './config.ts';
 import { summarize } from './summarize.ts';
 
 const { values } = parseArgs({
+  args: dropArgsSeparator(process.argv.slice(2)),
   options: {
     out: { type: 'string' },
     parallel: { type: 'string' },

@@ -6,7 +6,7 @@
  * with as many threads as the worker rows use beside those; LoRA (r 16 on every projection) on one
  * thread beside torch with the same adapters.
  *
- *   pnpm --filter @agentrl-bench/model-throughput bench [-- --repeats 3 --json out.json]
+ *   pnpm --filter @agentrl-bench/model-throughput bench [--repeats 3 --json out.json]
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';

@@ -3,14 +3,14 @@
  * (default and MiniSearch-default settings) and the other npm BM25 libraries, all in this one
  * process; index build/load times; a synthetic 1M-passage build; env steps/s.
  *
- *   pnpm --filter @agentrl-bench/search-retriever bench [-- --passages 1000000]
+ *   pnpm --filter @agentrl-bench/search-retriever bench [--passages 1000000]
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createRng } from '@agentrl/core';
+import { createRng, dropArgsSeparator } from '@agentrl/core';
 import {
   buildBm25,
   buildDenseIndexInMemory,
@@ -28,6 +28,7 @@ import { buildMiniSearch, buildOrama, buildWink, type SearchFunction } from './c
 import { type RecallQuestion, recallAtK } from './recall.ts';
 
 const { values } = parseArgs({
+  args: dropArgsSeparator(process.argv.slice(2)),
   options: {
     passages: { type: 'string', default: '1000000' },
     // A local ONNX model folder (model.onnx + tokenizer.json, e.g. an e5-base-v2 export) adds a

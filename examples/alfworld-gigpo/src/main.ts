@@ -4,10 +4,12 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { dropArgsSeparator } from '@agentrl/core';
 import { wilsonInterval } from '@agentrl/runner';
 import { FULL_BUDGET, runDemo, SMOKE_BUDGET } from './demo.ts';
 
 const { values } = parseArgs({
+  args: dropArgsSeparator(process.argv.slice(2)),
   options: {
     smoke: { type: 'boolean' },
     'run-dir': { type: 'string' },

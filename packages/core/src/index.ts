@@ -57,6 +57,7 @@ export {
   type WeightSnapshot,
   WeightSyncError,
 } from './rollout-engine.ts';
+export { dropArgsSeparator } from './script-args.ts';
 export {
   type StepBatch,
   type StepRecord,

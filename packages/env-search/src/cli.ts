@@ -3,7 +3,7 @@
  * of a question (to check an index), `serve` runs the Search-R1-compatible retrieval server.
  */
 import { parseArgs } from 'node:util';
-import { isAgentRLError } from '@agentrl/core';
+import { dropArgsSeparator, isAgentRLError } from '@agentrl/core';
 import { buildIndex, openRetriever } from './index-store.ts';
 import { formatInformation } from './information.ts';
 import { type RetrievalServer, serve } from './server.ts';
@@ -44,7 +44,7 @@ export async function runSearchCli(
   argv: readonly string[],
   io: CliIO,
 ): Promise<number | RetrievalServer> {
-  const [command, ...rest] = argv;
+  const [command, ...rest] = dropArgsSeparator(argv);
   try {
     const { values, positionals } = parseArgs({
       args: rest,

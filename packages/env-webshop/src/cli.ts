@@ -4,13 +4,13 @@
  * shop site. The only module that prints.
  */
 import { parseArgs } from 'node:util';
+import { dropArgsSeparator } from '@agentrl/core';
 import { hasProductsFile, resolveDataDir } from './data.ts';
 import { startWebshopServer } from './server.ts';
 import { Shop } from './shop.ts';
 
 const { positionals, values } = parseArgs({
-  // `pnpm serve -- --port 4000` passes the separator through
-  args: process.argv.slice(2).filter((a) => a !== '--'),
+  args: dropArgsSeparator(process.argv.slice(2)),
   allowPositionals: true,
   options: {
     port: { type: 'string', default: '3000' },

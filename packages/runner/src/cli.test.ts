@@ -143,10 +143,13 @@ describe('agentrl help, version and flag errors', () => {
     expect(r.stdout).toMatch(/^Usage: agentrl train/);
   });
 
-  it('accepts the leading `--` that pnpm passes through', async () => {
+  it('ignores the `--` that pnpm passes through, before or after the command', async () => {
     const r = await run(['--', 'report', '--help']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^Usage: agentrl report/);
+    const after = await run(['train', '--', '--help']);
+    expect(after.code).toBe(0);
+    expect(after.out).toMatch(/^Usage: agentrl train/);
   });
 });
 

@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { closestName, isAgentRLError } from '@agentrl/core';
+import { closestName, dropArgsSeparator, isAgentRLError } from '@agentrl/core';
 import { OpenAICompatibleAgent } from '@agentrl/model-openai';
 import { policyAgent, type RolloutAgent } from './agent.ts';
 import {
@@ -476,14 +476,14 @@ async function report(args: readonly string[], flags: Flags, io: CliIO): Promise
 }
 
 /**
- * Runs the CLI; returns the exit code. A leading `--` is dropped: `pnpm agentrl -- train ...`
- * passes it through literally.
+ * Runs the CLI; returns the exit code. The first `--` is dropped: pnpm passes it through
+ * (`pnpm agentrl -- train ...`, or `pnpm start -- --episodes 3` after a script's own arguments).
  */
 export async function main(
   argv: readonly string[],
   io: CliIO = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  const args = argv[0] === '--' ? argv.slice(1) : [...argv];
+  const args = dropArgsSeparator(argv);
   const { command, flags } = scan(args);
   const known = command !== undefined ? COMMANDS[command] : undefined;
   if (command !== undefined && known === undefined) {

@@ -1,0 +1,208 @@
+/**
+ * Every shell command in the repository's Markdown runs as written. Each command of a fenced
+ * `sh` block (see `readme-commands.ts`) has an entry below: the ones that finish in seconds run
+ * and must exit 0; the others are skipped with the reason. A command added to a README without
+ * an entry, or an entry whose command left the READMEs, fails the first test.
+ *
+ * Commands run with bash from the repository root, with the block's earlier assignments (`T=...`)
+ * before them, `agentrl` and `agentrl-search` on PATH as the packages' bins, and this Node first
+ * on PATH. Two adjustments keep runs apart: paths under `/tmp/` point into a scratch folder, and
+ * commands marked `scratch` run in a scratch folder that holds the shipped search corpus as
+ * `corpus.jsonl` (what the env-search README's `corpus.jsonl` stands for).
+ */
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { type ReadmeCommand, readmeCommands } from './readme-commands.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+type Entry = { readonly run: 'root' | 'scratch' } | { readonly skip: string };
+
+const CI_ITSELF = 'part of the CI run that this test belongs to';
+const PYTHON_SIDE = 'installs Debian packages for the Python comparison (root, network)';
+const VERL_AGENT = 'needs a verl-agent checkout at the path given';
+
+/** Every README command: run it (from the root or a scratch folder), or skip it and say why. */
+const ENTRIES: Readonly<Record<string, Entry>> = {
+  'npm i -g pnpm@12': { skip: 'installs pnpm globally; CI does it in .ci/run' },
+  'pnpm install': { skip: CI_ITSELF },
+  'pnpm test': { skip: CI_ITSELF },
+  'pnpm typecheck': { skip: CI_ITSELF },
+  'pnpm lint': { skip: CI_ITSELF },
+  'pnpm build': { skip: 'emits dist/ in every package; the tests run on the sources' },
+  'pnpm bench': { skip: 'every benchmark, hours on 2 cores' },
+  'bash .ci/run': { skip: CI_ITSELF },
+  'pnpm install && pnpm demo': { skip: 'the full main job, about 4 minutes on 2 cores' },
+  'pnpm install && pnpm test': { skip: CI_ITSELF },
+  'apt-get install -y python3-torch python3-numpy libopenblas0-pthread': { skip: PYTHON_SIDE },
+  'pnpm --filter @agentrl-bench/algorithms-advantages bench --verl-agent /path/to/verl-agent': {
+    skip: VERL_AGENT,
+  },
+  'pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench': {
+    skip: 'the benchmark, about 30 minutes on 2 cores',
+  },
+  'BENCH_BUDGET=long pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench': {
+    skip: 'the long budget, about 23 minutes on 2 cores',
+  },
+  'BENCH_SMOKE=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench': {
+    skip: 'about 30 s of training (the example smoke run below covers the same path)',
+  },
+  'pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --summary-only': {
+    skip: 'reads runs/full, which only a full benchmark run writes',
+  },
+  'pnpm --filter @agentrl-bench/model-gpu test': { skip: CI_ITSELF },
+  'pnpm --filter @agentrl-bench/model-gpu bench --shapes tiny --python /usr/bin/python3 --json /tmp/tiny.json':
+    { skip: 'needs PyTorch in /usr/bin/python3 and a GPU for the comparison' },
+  'benchmarks/model-gpu/scripts/pack.sh': {
+    skip: 'builds a 35 MB bundle for a GPU machine',
+  },
+  'tar xJf gpu-run.tar.xz': { skip: 'runs on the GPU machine, on the bundle pack.sh built' },
+  'gpu-run/bench.sh --shapes full --python python3 --json results.json | tee results.md': {
+    skip: 'runs on the GPU machine, on the bundle pack.sh built',
+  },
+  'pnpm --filter @agentrl-bench/model-throughput bench': {
+    skip: 'the benchmark, minutes, and the PyTorch side',
+  },
+  'pnpm --filter @agentrl-bench/search-retriever bench': {
+    skip: 'builds a 1M-passage index, minutes and 8 GB of heap',
+  },
+  'pnpm --filter @agentrl-bench/search-retriever bench --passages 0': {
+    skip: 'the benchmark on the shipped corpus, about 35 s of repeated measurements',
+  },
+  'pnpm --filter @agentrl-bench/search-retriever bench --passages 0 --model /path/to/e5-base-v2-onnx':
+    { skip: 'needs a local ONNX embedding model' },
+  'pnpm --filter @agentrl-bench/webshop-env bench': { skip: 'the benchmark, minutes' },
+  'pnpm --filter @agentrl-bench/webshop-env bench --quick': {
+    skip: 'about 20 s of measurements with Chromium',
+  },
+  'pnpm --filter @agentrl/example-alfworld-eval-openai start --base-url http://127.0.0.1:8000/v1 --model-name Qwen/Qwen2.5-1.5B-Instruct':
+    { skip: 'needs a served model at that URL (the example test uses a local wire-format server)' },
+  'pnpm --filter @agentrl/example-alfworld-gigpo start': {
+    skip: 'the full main job, about 4 minutes on 2 cores',
+  },
+  'pnpm --filter @agentrl/example-alfworld-gigpo start --smoke': { run: 'root' },
+  'pnpm --filter @agentrl/example-gigpo-advantages start': { run: 'root' },
+  'agentrl-search index --corpus corpus.jsonl --out ./index': { run: 'scratch' },
+  'agentrl-search query --index ./index --top-k 3 "who directed Doctor Strange"': {
+    run: 'scratch',
+  },
+  'agentrl-search serve --index ./index --port 8000': { skip: 'a server: runs until stopped' },
+  'agentrl-search index --kind dense --model ./e5-base-v2-onnx --corpus wiki.jsonl --out ./dense-index':
+    { skip: 'needs a local ONNX embedding model and a corpus' },
+  'agentrl-search serve --index ./dense-index --model ./e5-base-v2-onnx': {
+    skip: 'a server, on the dense index above',
+  },
+  'packages/model-tfjs/scripts/pack-gpu-run.sh packages/model-tfjs/scripts/gpu-check.ts /tmp/gpu-run':
+    { skip: 'builds a bundle for a GPU machine' },
+  "scp /tmp/gpu-run.tar.xz gpu-host: && ssh gpu-host 'tar xJf gpu-run.tar.xz && gpu-run/run.sh [model-dir]'":
+    { skip: 'copies to and runs on a GPU host' },
+  'agentrl train -c run.yaml --set rollout.temperature=0.7 --seed 1': {
+    skip: 'run.yaml stands for your config (the preset run below is the runnable one)',
+  },
+  'agentrl train -c run.yaml --resume': { skip: 'run.yaml stands for your config' },
+  'agentrl eval -c run.yaml --checkpoint runs/x/checkpoints/iter-000020 --split valid_unseen': {
+    skip: 'run.yaml and runs/x stand for your config and run',
+  },
+  'agentrl eval -c run.yaml --base-url http://127.0.0.1:8000/v1 --model-name Qwen2.5-1.5B-Instruct':
+    { skip: 'needs a served model at that URL' },
+  'agentrl sft -c run.yaml': { skip: 'run.yaml stands for your config' },
+  'agentrl report runs/x': { skip: 'runs/x stands for your run folder' },
+  'agentrl report runs/s*/gigpo runs/s*/grpo -o cmp.html': {
+    skip: 'runs/s*/gigpo and runs/s*/grpo stand for your run folders',
+  },
+  'agentrl report gigpo=runs/a grpo=runs/b -o cmp.html': {
+    skip: 'runs/a and runs/b stand for your run folders',
+  },
+  'agentrl train --help': { run: 'root' },
+  'pnpm agentrl train --preset alfworld-cpu --run-dir /tmp/cpu-preset --iterations 3 $T': {
+    run: 'root',
+  },
+  'pnpm agentrl sft --preset alfworld-cpu --run-dir /tmp/cpu-preset --set sft.episodes=16 --set sft.steps=40 --set sft.batchSize=16':
+    { skip: 'about 35 s of supervised training' },
+  'pnpm agentrl train --preset alfworld-cpu --run-dir /tmp/cpu-preset-rl --set model.path=/tmp/cpu-preset/sft/model --iterations 3 $T':
+    { skip: 'starts from the model of the skipped sft command above' },
+  'pnpm agentrl eval --preset alfworld-cpu --run-dir /tmp/cpu-preset --checkpoint /tmp/cpu-preset/checkpoints/iter-000003 --episodes 8 --set rollout.maxTurns=6':
+    { run: 'root' },
+  'pnpm agentrl report /tmp/cpu-preset': { run: 'root' },
+};
+
+const commands = readmeCommands(ROOT);
+const scratchRoot = mkdtempSync(join(tmpdir(), 'agentrl-readme-'));
+
+/** A folder with `agentrl` and `agentrl-search` as the workspace bins (what an install links). */
+function binFolder(): string {
+  const dir = join(scratchRoot, 'bin');
+  const bins = {
+    agentrl: join(ROOT, 'packages/runner/bin/agentrl.js'),
+    'agentrl-search': join(ROOT, 'packages/env-search/bin/agentrl-search.js'),
+  };
+  for (const [name, target] of Object.entries(bins)) {
+    const path = join(dir, name);
+    if (existsSync(path)) continue;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path, `#!/bin/sh\nexec node "${target}" "$@"\n`);
+    chmodSync(path, 0o755);
+  }
+  return dir;
+}
+
+/** The scratch folder of one fenced block (shared by its commands, in order). */
+function blockFolder(command: ReadmeCommand): string {
+  const dir = join(scratchRoot, `${command.file.replace(/[/.]/g, '_')}-${command.block}`);
+  if (!existsSync(dir)) {
+    mkdirSync(join(dir, 'tmp'), { recursive: true });
+    const corpus = join(ROOT, '../shared/data/search-qa/corpus.jsonl');
+    if (existsSync(corpus)) copyFileSync(corpus, join(dir, 'corpus.jsonl'));
+  }
+  return dir;
+}
+
+function runCommand(command: ReadmeCommand, where: 'root' | 'scratch') {
+  const folder = blockFolder(command);
+  const script = [...command.setup, command.text].join('\n').replaceAll('/tmp/', `${folder}/tmp/`);
+  return spawnSync('bash', ['-euo', 'pipefail', '-c', script], {
+    cwd: where === 'root' ? ROOT : folder,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      PATH: `${dirname(process.execPath)}:${binFolder()}:${process.env.PATH ?? ''}`,
+    },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+describe('README commands', () => {
+  it('has an entry for every shell command in the READMEs, and no entry for a command that left them', () => {
+    const keys = new Set(commands.map((c) => c.key));
+    const missing = commands.filter((c) => !(c.key in ENTRIES)).map((c) => `${c.file}: ${c.key}`);
+    const stale = Object.keys(ENTRIES).filter((k) => !keys.has(k));
+    expect(missing, 'add these to ENTRIES (run or skip with a reason)').toEqual([]);
+    expect(stale, 'remove these from ENTRIES').toEqual([]);
+  });
+
+  for (const command of commands) {
+    const entry = ENTRIES[command.key];
+    if (entry === undefined) continue;
+    const name = `${command.file}: ${command.key}`;
+    if ('skip' in entry) {
+      it.skip(`${name} (skipped: ${entry.skip})`, () => {});
+      continue;
+    }
+    // The limit is sized for the slowest CI machine; each of these takes seconds here.
+    it(`${name} exits 0`, () => {
+      const r = runCommand(command, entry.run);
+      expect(r.status, `${r.stdout.slice(-2000)}\n${r.stderr.slice(-4000)}`).toBe(0);
+    }, 600_000);
+  }
+});
