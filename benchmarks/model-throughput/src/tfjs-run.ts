@@ -1,6 +1,6 @@
 /** Measures one engine configuration with @agentrl/model-tfjs; returns tokens/s (wall clock). */
 import { createRng, type Rng } from '@agentrl/core';
-import { type BackendName, createCausalLM, setWasmMatMul } from '@agentrl/model-tfjs';
+import { type BackendName, createCausalLM } from '@agentrl/model-tfjs';
 import type { BenchConfig, Workload } from './workload.ts';
 
 export interface Throughput {
@@ -70,11 +70,10 @@ export async function measureTfjs(
   matmul: 'agentrl' | 'xnnpack' = 'agentrl',
   loraRank = 0,
 ): Promise<Throughput> {
-  const model = await createCausalLM(config.hf, { seed: 1, backend });
+  // The wasm BatchMatMul: ours (relaxed SIMD) or tfjs-backend-wasm's XNNPACK; workers get the same.
+  const model = await createCausalLM(config.hf, { seed: 1, backend, wasm: { matMul: matmul } });
   // LoRA on every projection: the base is frozen, steps train and generation uses the adapters.
   if (loraRank > 0) model.enableLoRA({ rank: loraRank });
-  // The wasm BatchMatMul of this thread: ours (relaxed SIMD) or tfjs-backend-wasm's XNNPACK.
-  setWasmMatMul(matmul);
   if (workers > 0) await model.startWorkers(workers);
   const { samples, prompts } = workloadTokens(config, w);
   const step = () =>
@@ -99,7 +98,6 @@ export async function measureTfjs(
   const generateCpuSeconds = (cpuSeconds() - c0) / repeats;
   await model.stopWorkers();
   model.dispose();
-  setWasmMatMul('agentrl');
   return {
     trainTokensPerSecond: (w.batch * (w.trainPrompt + w.trainResponse)) / trainStepSeconds,
     generateTokensPerSecond: (w.batch * w.genNew) / generateSeconds,

@@ -8,16 +8,23 @@ export {
   NATIVE_PACKAGES,
   selectBackend,
 } from './backends/select.ts';
-export { setWasmMatMul, type WasmMatMulKernel, wasmMatMul } from './backends/wasm/kernels.ts';
+export {
+  DEFAULT_WASM_SWITCHES,
+  DEFAULT_WEBGPU_SWITCHES,
+  WASM_MATMUL_ENV_VAR,
+  type WasmMatMulKernel,
+  type WasmSwitches,
+  type WebGPUSwitches,
+} from './backends/switches.ts';
+export { wasmMatMul } from './backends/wasm/kernels.ts';
 export {
   FUSED_KERNELS,
   fusedRmsNorm,
   fusedRotary,
   fusedSwiGLU,
   fusedTokenLogProbs,
-  setFusedKernels,
 } from './backends/webgpu/kernels/fused.ts';
-export { sampleTokensOnGpu, setGpuSampling } from './backends/webgpu/kernels/sample.ts';
+export { sampleTokensOnGpu } from './backends/webgpu/kernels/sample.ts';
 export {
   adapterName,
   backendInfo,

@@ -10,6 +10,14 @@ import { AgentRLError, ConfigError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { ModelLogger } from '../logger.ts';
+import {
+  DEFAULT_WASM_SWITCHES,
+  DEFAULT_WEBGPU_SWITCHES,
+  holdSwitches,
+  WASM_MATMUL_ENV_VAR,
+  type WasmSwitches,
+  type WebGPUSwitches,
+} from './switches.ts';
 import { registerWasmKernels } from './wasm/kernels.ts';
 import { initWebGPU, type WebGPUOptions } from './webgpu/setup.ts';
 
@@ -31,8 +39,13 @@ export interface BackendOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Loads a module by name (default: `require`); tests inject a failing loader. */
   readonly loadModule?: (name: string) => unknown;
-  /** Settings of the webgpu backend (binding cap, adapter preference). */
+  /**
+   * Settings of the webgpu backend: binding cap, adapter preference, and its kernel switches
+   * (`fusedKernels`, `gpuSampling`; see `switches.ts`).
+   */
   readonly webgpu?: WebGPUOptions;
+  /** Kernel switches of the wasm backend (`matMul`, `heapBytes`, `packedPanelBudgetBytes`). */
+  readonly wasm?: Partial<WasmSwitches>;
 }
 
 const nodeRequire = createRequire(import.meta.url);
@@ -90,11 +103,63 @@ async function activate(name: BackendName): Promise<boolean> {
   }
 }
 
+function positiveBytes(value: number | undefined, field: string): number | undefined {
+  if (value === undefined || (Number.isFinite(value) && value > 0)) return value;
+  throw new ConfigError(
+    `${field} is ${value}; use a positive number of bytes (or leave it unset)`,
+    {
+      details: { field, value },
+    },
+  );
+}
+
+/** The wasm switches of a set-up: its options, else `AGENTRL_WASM_MATMUL`, else the defaults. */
+function wasmSwitchesOf(
+  options: Partial<WasmSwitches> | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): WasmSwitches {
+  const fromEnv = env[WASM_MATMUL_ENV_VAR]?.trim();
+  const matMul = options?.matMul ?? (fromEnv === '' ? undefined : fromEnv);
+  const field = options?.matMul !== undefined ? 'wasm.matMul' : WASM_MATMUL_ENV_VAR;
+  if (matMul !== undefined && matMul !== 'agentrl' && matMul !== 'xnnpack') {
+    throw new ConfigError(`${field} is ${JSON.stringify(matMul)}; use agentrl or xnnpack`, {
+      details: { field, value: matMul },
+    });
+  }
+  return {
+    matMul: matMul ?? DEFAULT_WASM_SWITCHES.matMul,
+    heapBytes:
+      positiveBytes(options?.heapBytes, 'wasm.heapBytes') ?? DEFAULT_WASM_SWITCHES.heapBytes,
+    packedPanelBudgetBytes:
+      positiveBytes(options?.packedPanelBudgetBytes, 'wasm.packedPanelBudgetBytes') ??
+      DEFAULT_WASM_SWITCHES.packedPanelBudgetBytes,
+  };
+}
+
+function webgpuSwitchesOf(options: WebGPUOptions | undefined): WebGPUSwitches {
+  return {
+    fusedKernels: options?.fusedKernels ?? DEFAULT_WEBGPU_SWITCHES.fusedKernels,
+    gpuSampling: options?.gpuSampling ?? DEFAULT_WEBGPU_SWITCHES.gpuSampling,
+  };
+}
+
 /**
  * Chooses, initialises and activates a backend; returns its name. An explicit request that cannot
- * be satisfied throws (`BACKEND_UNAVAILABLE`) rather than silently running elsewhere.
+ * be satisfied throws (`BACKEND_UNAVAILABLE`) rather than silently running elsewhere. The chosen
+ * backend holds the kernel switches of this call (`webgpu`, `wasm`; defaults for those left out).
  */
 export async function selectBackend(options: BackendOptions = {}): Promise<BackendName> {
+  const env = options.env ?? process.env;
+  // Checked before anything starts, whichever backend is chosen.
+  const wasm = wasmSwitchesOf(options.wasm, env);
+  const webgpu = webgpuSwitchesOf(options.webgpu);
+  const name = await chooseBackend(options);
+  if (name === 'wasm') holdSwitches('wasm', wasm);
+  if (name === 'webgpu') holdSwitches('webgpu', webgpu);
+  return name;
+}
+
+async function chooseBackend(options: BackendOptions): Promise<BackendName> {
   const env = options.env ?? process.env;
   const load = options.loadModule ?? ((name: string) => nodeRequire(name));
   const logger = options.logger;

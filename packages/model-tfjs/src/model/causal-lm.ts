@@ -44,13 +44,7 @@ import {
   type RotaryConstants,
 } from './forward.ts';
 import type { LoRAAdapters, LoRAOptions } from './lora.ts';
-import {
-  inverseFrequencies,
-  pickLogProbs,
-  rotateHalfMatrix,
-  tiedHeadInPlace,
-  withoutGradients,
-} from './ops.ts';
+import { inverseFrequencies, pickLogProbs, rotateHalfMatrix, tiedHeadInPlace } from './ops.ts';
 import { type ParameterStorage, ParameterStore } from './parameter-store.ts';
 
 export type { ParameterStorage } from './parameter-store.ts';
@@ -326,25 +320,22 @@ export class CausalLM implements Policy {
   forward(inputs: ForwardInputs): ForwardOutput {
     const store = this.parameters;
     const lora = store.lora;
-    const inference = inputs.inference === true;
-    const run = () => {
-      if (lora === undefined)
-        return decoderForward(this.config, store.weight, this.#rope, inputs, store.blocks);
-      const merged = inference ? store.mergedLoRAWeights() : undefined;
-      if (merged !== undefined) {
-        const get = (name: string) => merged.get(name) ?? store.weight(name);
-        return decoderForward(this.config, get, this.#rope, inputs, store.blocks);
-      }
-      return decoderForward(
-        this.config,
-        store.weight,
-        this.#rope,
-        inputs,
-        store.blocks,
-        lora.lowRank,
-      );
-    };
-    return inference ? withoutGradients(run) : run();
+    // An inference pass (inputs.inference) multiplies without custom gradients (see ops.ts).
+    if (lora === undefined)
+      return decoderForward(this.config, store.weight, this.#rope, inputs, store.blocks);
+    const merged = inputs.inference === true ? store.mergedLoRAWeights() : undefined;
+    if (merged !== undefined) {
+      const get = (name: string) => merged.get(name) ?? store.weight(name);
+      return decoderForward(this.config, get, this.#rope, inputs, store.blocks);
+    }
+    return decoderForward(
+      this.config,
+      store.weight,
+      this.#rope,
+      inputs,
+      store.blocks,
+      lora.lowRank,
+    );
   }
 
   /**

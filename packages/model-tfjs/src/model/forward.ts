@@ -96,7 +96,8 @@ export function decoderForward(
   // Inference on webgpu: new keys and values go straight into the cache layout, one dispatch
   // each (backends/webgpu/kernels/kv-cache.ts), and the residual adds ride in the matmuls; the rotary tables are
   // one row per position, shared by the heads.
-  const direct = inputs.inference === true && fusedKernelsActive();
+  const inference = inputs.inference === true;
+  const direct = inference && fusedKernelsActive();
   const rows = direct
     ? {
         cos: tf.tensor2d(tables.cos, [B * T, d]),
@@ -130,7 +131,7 @@ export function decoderForward(
         h,
         get(`${p}.self_attn.${name}.weight`) as tf.Tensor2D,
         optional(get, `${p}.self_attn.${name}.bias`, config.attentionBias),
-        { frozen, lora: adapter(`self_attn.${name}`) },
+        { frozen, lora: adapter(`self_attn.${name}`), inference },
       );
     const q = rotary(
       tf.reshape(proj('q_proj'), [B, T, nh, d]),
@@ -163,12 +164,12 @@ export function decoderForward(
       v = past === undefined ? vNew : (tf.concat([past.v, vNew], 2) as tf.Tensor4D);
     }
     newCache.push({ k, v });
-    const attn = attention(q, k, v, inputs.mask);
+    const attn = attention(q, k, v, inputs.mask, inference);
     x = linear(
       attn,
       get(`${p}.self_attn.o_proj.weight`) as tf.Tensor2D,
       optional(get, `${p}.self_attn.o_proj.bias`, config.outputBias),
-      { frozen, lora: adapter('self_attn.o_proj'), residual: x },
+      { frozen, lora: adapter('self_attn.o_proj'), residual: x, inference },
     );
     const h2 = rmsNorm(x, get(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, eps);
     x = mlp(
@@ -191,6 +192,7 @@ export function decoderForward(
           down: adapter('mlp.down_proj'),
         },
         residual: x,
+        inference,
       },
     );
   }

@@ -53,27 +53,15 @@ export const matMulNN = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[])
   };
 }) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
 
-let inferenceMode = false;
-
 /**
- * Runs `f` with plain `tf.matMul` instead of {@link matMulNN}: no gradient is needed, and the
- * custom-gradient wrapper costs a scope and identity kernels per call, which dominates a decode
- * step of a small model. Synchronous, so no other forward pass can interleave.
+ * `a · b` in a pass that is differentiated unless `inference`: an inference pass needs no
+ * gradient and uses plain `tf.matMul` instead of {@link matMulNN}, whose custom-gradient wrapper
+ * costs a scope and identity kernels per call (which dominates a decode step of a small model).
  */
-export function withoutGradients<T>(f: () => T): T {
-  const previous = inferenceMode;
-  inferenceMode = true;
-  try {
-    return f();
-  } finally {
-    inferenceMode = previous;
-  }
-}
-
-function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
+function mm(a: tf.Tensor, b: tf.Tensor, inference: boolean): tf.Tensor {
   // tfjs's own matmul gradient already uses transpose flags: where they are free, the custom
   // gradient (a scope and identity kernels per call) buys nothing.
-  return inferenceMode || transposeFlagsAreFree() ? tf.matMul(a, b) : matMulNN(a, b);
+  return inference || transposeFlagsAreFree() ? tf.matMul(a, b) : matMulNN(a, b);
 }
 
 /**
@@ -82,8 +70,8 @@ function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
  * compute `dw` too (a full `[in, out]` product), so the plain-layout path takes `w` from the
  * closure and differentiates `x` alone.
  */
-function frozenMatMul(x: tf.Tensor, w: tf.Tensor): tf.Tensor {
-  if (inferenceMode || transposeFlagsAreFree()) return tf.matMul(x, w);
+function frozenMatMul(x: tf.Tensor, w: tf.Tensor, inference: boolean): tf.Tensor {
+  if (inference || transposeFlagsAreFree()) return tf.matMul(x, w);
   const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     const [xs, save] = args as [tf.Tensor, tf.GradSaveFunc];
     save([w]);
@@ -147,9 +135,9 @@ const batchMatMulFast = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[])
   };
 }) as (a: tf.Tensor, b: tf.Tensor) => tf.Tensor;
 
-function bmm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
-  if (!inferenceMode && transposeFlagsAreFree()) return tf.matMul(a, b);
-  return inferenceMode ? batchedProduct(a, b) : batchMatMulFast(a, b);
+function bmm(a: tf.Tensor, b: tf.Tensor, inference: boolean): tf.Tensor {
+  if (!inference && transposeFlagsAreFree()) return tf.matMul(a, b);
+  return inference ? batchedProduct(a, b) : batchMatMulFast(a, b);
 }
 
 /** A LoRA adapter of one linear weight: the layer adds `scale · (x · A) · B`. */
@@ -175,6 +163,8 @@ export interface LinearOptions {
    * fused matmul's bias operand, so the sum costs no dispatch of its own.
    */
   readonly residual?: tf.Tensor2D;
+  /** A pass that takes no gradient (scoring, generation): plain matmuls, no custom gradients. */
+  readonly inference?: boolean;
 }
 
 /**
@@ -190,26 +180,27 @@ export function linear(
 ): tf.Tensor2D {
   let y: tf.Tensor2D;
   const { residual, lora } = options;
+  const inference = options.inference === true;
   if (
     residual !== undefined &&
     bias === undefined &&
     lora === undefined &&
-    inferenceMode &&
+    inference &&
     fusedKernelsActive()
   ) {
     return tf.fused.matMul({ a: x, b: weightInOut, bias: residual }) as tf.Tensor2D;
   }
   // webgpu: the bias add runs inside the matmul kernel (gradients use transpose flags).
-  if (fusedKernelsActive() && (options.frozen !== true || inferenceMode)) {
+  if (fusedKernelsActive() && (options.frozen !== true || inference)) {
     y = tf.fused.matMul({ a: x, b: weightInOut, ...(bias ? { bias } : {}) }) as tf.Tensor2D;
   } else {
-    y = (options.frozen === true ? frozenMatMul : mm)(x, weightInOut) as tf.Tensor2D;
+    y = (options.frozen === true ? frozenMatMul : mm)(x, weightInOut, inference) as tf.Tensor2D;
     if (bias !== undefined) y = tf.add(y, bias);
   }
   if (lora !== undefined) {
     // The scale goes on the [N, r] intermediate, the smallest tensor of the term.
-    const xa = tf.mul(mm(x, lora.a), lora.scale) as tf.Tensor2D;
-    y = tf.add(y, mm(xa, lora.b)) as tf.Tensor2D;
+    const xa = tf.mul(mm(x, lora.a, inference), lora.scale) as tf.Tensor2D;
+    y = tf.add(y, mm(xa, lora.b, inference)) as tf.Tensor2D;
   }
   return residual === undefined ? y : (tf.add(residual, y) as tf.Tensor2D);
 }
@@ -296,13 +287,14 @@ export function rotary<T extends tf.Tensor>(
  * Grouped-query attention. `q` `[B, T, nh, d]` (rotated), `kT` `[B, nkv, d, S]` (rotated keys,
  * transposed, cache included), `v` `[B, nkv, S, d]`, `mask` additive `[B or 1, 1, T, S]`. Query head `i` uses kv head `floor(i / g)`
  * (consecutive groups), done by reshaping queries to `[B·nkv, g·T, d]` instead of repeating kv.
- * Returns `[B·T, nh·d]`, heads concatenated in order.
+ * Returns `[B·T, nh·d]`, heads concatenated in order. `inference`: a pass without gradients.
  */
 export function attention(
   q: tf.Tensor4D,
   kT: tf.Tensor4D,
   v: tf.Tensor4D,
   mask: tf.Tensor4D,
+  inference = false,
 ): tf.Tensor2D {
   if (fusedKernelsActive()) return fusedAttention(q, kT, v, mask);
   const [B, T, nh, d] = q.shape;
@@ -312,9 +304,9 @@ export function attention(
   const scale = 1 / Math.sqrt(d);
   const qh = tf.reshape(tf.transpose(tf.mul(q, scale), [0, 2, 1, 3]), [B * nkv, g * T, d]);
   const kt = tf.reshape(kT, [B * nkv, d, S]);
-  const scores = tf.add(tf.reshape(bmm(qh, kt), [B, nh, T, S]), mask);
+  const scores = tf.add(tf.reshape(bmm(qh, kt, inference), [B, nh, T, S]), mask);
   const probs = tf.reshape(tf.softmax(scores, -1), [B * nkv, g * T, S]);
-  const out = tf.reshape(bmm(probs, tf.reshape(v, [B * nkv, S, d])), [B, nh, T, d]);
+  const out = tf.reshape(bmm(probs, tf.reshape(v, [B * nkv, S, d]), inference), [B, nh, T, d]);
   return tf.reshape(tf.transpose(out, [0, 2, 1, 3]), [B * T, nh * d]);
 }
 
@@ -330,9 +322,15 @@ export function mlp(
     lora?: { gate?: LowRank; up?: LowRank; down?: LowRank };
     /** Added to the output (see {@link LinearOptions.residual}). */
     residual?: tf.Tensor2D;
+    /** A pass without gradients (see {@link LinearOptions.inference}). */
+    inference?: boolean;
   } = {},
 ): tf.Tensor2D {
-  const use = (lora: LowRank | undefined): LinearOptions => ({ frozen: options.frozen, lora });
+  const use = (lora: LowRank | undefined): LinearOptions => ({
+    frozen: options.frozen,
+    lora,
+    inference: options.inference,
+  });
   const gh = linear(h, gate, biases?.gate, use(options.lora?.gate));
   const uh = linear(h, up, biases?.up, use(options.lora?.up));
   const activated = fusedKernelsActive()

@@ -7,6 +7,12 @@
  */
 import { Worker } from 'node:worker_threads';
 import { AgentRLError, type GenerationResult, type SamplingOptions } from '@agentrl/core';
+import {
+  type WasmSwitches,
+  type WebGPUSwitches,
+  wasmSwitches,
+  webgpuSwitches,
+} from '../backends/switches.ts';
 import type { CausalLMConfig } from '../model/config.ts';
 import type { ParameterStore } from '../model/parameter-store.ts';
 import type { GradientJob } from '../train/samples.ts';
@@ -44,6 +50,9 @@ export interface WorkerInit {
   readonly names: string[];
   readonly shapes: number[][];
   readonly weights: Float32Array[];
+  /** The kernel switches of the calling thread's backend, so a worker computes the same way. */
+  readonly wasm: WasmSwitches;
+  readonly webgpu: WebGPUSwitches;
 }
 
 function workerEntry(): { url: URL; execArgv: string[] } {
@@ -112,6 +121,8 @@ export class WorkerPool {
         names: model.parameters.names(),
         shapes: variables.map((v) => [...v.shape]),
         weights,
+        wasm: wasmSwitches(),
+        webgpu: webgpuSwitches(),
       };
       return new Worker(url, { workerData, execArgv });
     });

@@ -12,7 +12,11 @@ import { computeGradients } from '../train/steps.ts';
 import type { WorkerInit, WorkerRequest, WorkerResponse } from './worker-pool.ts';
 
 const init = workerData as WorkerInit;
-const backend = await selectBackend({ backend: init.backend as BackendName });
+const backend = await selectBackend({
+  backend: init.backend as BackendName,
+  wasm: init.wasm,
+  webgpu: init.webgpu,
+});
 const weights = new Map<string, tf.Tensor>();
 for (const [i, name] of init.names.entries()) {
   weights.set(name, tf.tensor(init.weights[i] as Float32Array, init.shapes[i]));

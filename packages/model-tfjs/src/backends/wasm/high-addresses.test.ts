@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniformFloats } from '../../test-models.ts';
 import { AdamWState, applyAdamW } from '../../train/optimizer.ts';
 import { selectBackend } from '../select.ts';
-import { setWasmMatMul } from './kernels.ts';
 
 const offset = (t: tf.Tensor) =>
   (
@@ -25,8 +24,7 @@ const allocator = () => tf.backend() as unknown as WasmAllocator;
 let filler = 0;
 
 beforeAll(async () => {
-  await selectBackend({ backend: 'wasm' });
-  setWasmMatMul('agentrl');
+  await selectBackend({ backend: 'wasm', wasm: { matMul: 'agentrl' } });
   filler = allocator().wasm._malloc(Math.round(2.1 * 2 ** 30)) >>> 0;
   if (filler === 0) throw new Error('could not reserve the 2.1 GiB filler on the wasm heap');
 });

@@ -5,13 +5,7 @@ import { uniformFloats } from '../../test-models.ts';
 import { selectBackend } from '../select.ts';
 import { webAssembly } from './emit.ts';
 import { gemmModuleBytes, relaxedSimdSupported, WasmGemm } from './gemm.ts';
-import {
-  releasePackedPanels,
-  setPackedPanelBudget,
-  setWasmMatMul,
-  wasmMatMul,
-  wasmPackedBytes,
-} from './kernels.ts';
+import { releasePackedPanels, wasmMatMul, wasmPackedBytes } from './kernels.ts';
 
 /** float64 `A · B` of row-major `[batch, M, K]` and `[batch, K, N]` (batch of B may be 1). */
 function reference(
@@ -50,21 +44,24 @@ function expectClose(got: Float32Array, want: Float64Array, K: number): void {
   }
 }
 
+/** Sets the wasm backend up with `matMul` (the other switches at their defaults). */
+const useMatMul = (matMul: 'agentrl' | 'xnnpack') =>
+  selectBackend({ backend: 'wasm', wasm: { matMul } });
+
 describe('wasm matrix product (relaxed SIMD)', () => {
   beforeAll(async () => {
-    await selectBackend({ backend: 'wasm' });
-    setWasmMatMul('agentrl');
+    await useMatMul('agentrl');
   });
 
-  it('builds a valid module with and without fused multiply-add', () => {
+  it('builds a valid module with and without fused multiply-add', async () => {
     expect(webAssembly.validate(gemmModuleBytes(false))).toBe(true);
     // Node 24 ships relaxed SIMD; an engine without it gets the multiply + add module.
     expect(typeof relaxedSimdSupported()).toBe('boolean');
     // The replacement kernel is registered and bound to the wasm backend's heap.
     expect(wasmMatMul()).toBe('agentrl');
-    setWasmMatMul('xnnpack');
+    await useMatMul('xnnpack');
     expect(wasmMatMul()).toBe('xnnpack');
-    setWasmMatMul('agentrl');
+    await useMatMul('agentrl');
   });
 
   it('matches a float64 product for every transpose flag, edge sizes and broadcast batches', () => {
@@ -115,34 +112,34 @@ describe('wasm matrix product (relaxed SIMD)', () => {
     for (let i = 0; i < got.length; i++) expect(got[i]).toBeCloseTo(want[i] as number, 5);
   });
 
-  it('gives the same product as the backend own XNNPACK kernel, which stays selectable', () => {
+  it('gives the same product as the backend own XNNPACK kernel, which stays selectable', async () => {
     const a = tf.tensor2d(uniformFloats(37 * 64, 3), [37, 64]);
     const b = tf.tensor2d(uniformFloats(64 * 50, 4), [64, 50]);
     const ours = tf.matMul(a, b).dataSync();
-    setWasmMatMul('xnnpack');
+    await useMatMul('xnnpack');
     try {
       const theirs = tf.matMul(a, b).dataSync();
       for (let i = 0; i < ours.length; i++) expect(ours[i]).toBeCloseTo(theirs[i] as number, 4);
     } finally {
-      setWasmMatMul('agentrl');
+      await useMatMul('agentrl');
       a.dispose();
       b.dispose();
     }
   });
 
-  it('propagates gradients through transposed products (the matmul gradient uses the flags)', () => {
+  it('propagates gradients through transposed products (the matmul gradient uses the flags)', async () => {
     const x = tf.tensor2d(uniformFloats(6 * 9, 5), [6, 9]);
     const w = tf.tensor2d(uniformFloats(9 * 11, 6), [9, 11]);
     const [gx, gw] = tf.grads((p: tf.Tensor, q: tf.Tensor) => tf.sum(tf.square(tf.matMul(p, q))))([
       x,
       w,
     ]) as [tf.Tensor, tf.Tensor];
-    setWasmMatMul('xnnpack');
+    await useMatMul('xnnpack');
     const [rx, rw] = tf.grads((p: tf.Tensor, q: tf.Tensor) => tf.sum(tf.square(tf.matMul(p, q))))([
       x,
       w,
     ]) as [tf.Tensor, tf.Tensor];
-    setWasmMatMul('agentrl');
+    await useMatMul('agentrl');
     const pairs: [tf.Tensor, tf.Tensor][] = [
       [gx, rx],
       [gw, rw],
@@ -199,8 +196,7 @@ describe('wasm matrix product (relaxed SIMD)', () => {
 
 describe('packed right operands kept for few-row products', () => {
   beforeAll(async () => {
-    await selectBackend({ backend: 'wasm' });
-    setWasmMatMul('agentrl');
+    await useMatMul('agentrl');
   });
 
   it('reuses packing per data, shape and transpose flag, and frees it with the tensor', () => {
@@ -237,7 +233,7 @@ describe('packed right operands kept for few-row products', () => {
     tf.dispose([x, y]);
   });
 
-  it('packs per call past its budget (same products) and frees everything on release', () => {
+  it('packs per call past its budget (same products) and frees everything on release', async () => {
     const w = tf.tensor2d(uniformFloats(24 * 40, 31), [24, 40]);
     const v = tf.tensor2d(uniformFloats(24 * 16, 32), [24, 16]);
     const x = tf.tensor2d(uniformFloats(3 * 24, 33), [3, 24]);
@@ -245,7 +241,10 @@ describe('packed right operands kept for few-row products', () => {
     const before = wasmPackedBytes();
     expect(before).toBeGreaterThanOrEqual(5 * 24 * 8 * 4);
     // Room for nothing more: v is multiplied without being cached, with the same result.
-    setPackedPanelBudget(before);
+    await selectBackend({
+      backend: 'wasm',
+      wasm: { matMul: 'agentrl', packedPanelBudgetBytes: before },
+    });
     try {
       const want = reference(
         x.dataSync() as Float32Array,
@@ -262,7 +261,7 @@ describe('packed right operands kept for few-row products', () => {
       }
       expect(tf.matMul(x, w).dataSync()).toEqual(cached);
     } finally {
-      setPackedPanelBudget();
+      await useMatMul('agentrl');
     }
     expect(releasePackedPanels()).toBe(before);
     expect(wasmPackedBytes()).toBe(0);

@@ -3,12 +3,14 @@
  * backend lacks (spec B3; the gradient of `GatherV2`, the embedding lookup), written in JS over the
  * backend's heap; and `BatchMatMul`, replaced by the relaxed-SIMD kernel of `gemm.ts` (about
  * twice XNNPACK's speed on our shapes, and transposed operands at no extra cost).
- * `setWasmMatMul('xnnpack')` switches back to the backend's own kernel (benchmarks compare both).
+ * The set-up's `wasm.matMul: 'xnnpack'` switches back to the backend's own kernel (benchmarks compare
+ * both; see `../switches.ts`).
  * `Sum` over leading axes and `Identity` are replaced too (see each). Two kernels of our own serve
  * the optimizer: `AgentrlAdamWStep` (one SIMD pass per parameter,
  * `adamw.ts`) and `AgentrlSumOfSquares` (the squared global gradient norm in one call).
  */
 import * as tf from '@tensorflow/tfjs';
+import { type WasmMatMulKernel, wasmSwitches } from '../switches.ts';
 import { type AdamWStepScalars, WasmAdamW } from './adamw.ts';
 import { type WasmMemory, webAssembly } from './emit.ts';
 import { type StridedMatrix, WasmGemm, type WasmHeap } from './gemm.ts';
@@ -41,24 +43,12 @@ interface KernelArgs {
   attrs?: tf.NamedAttrMap;
 }
 
-/** Which matrix product the wasm backend's `BatchMatMul` uses. */
-export type WasmMatMulKernel = 'agentrl' | 'xnnpack';
-let matMulKernel: WasmMatMulKernel = 'agentrl';
-
-/**
- * Chooses the wasm `BatchMatMul`: `agentrl` (default; the relaxed-SIMD kernel) or `xnnpack`
- * (tfjs-backend-wasm's own). Also settable with `AGENTRL_WASM_MATMUL` before the backend starts.
- */
-export function setWasmMatMul(kernel: WasmMatMulKernel): void {
-  matMulKernel = kernel;
-}
-
 /**
  * The `BatchMatMul` the active wasm backend runs: `agentrl` only when it is chosen, registered and
  * bound to the backend's heap (a backend on shared memory, the threaded build, falls back).
  */
 export function wasmMatMul(): WasmMatMulKernel {
-  if (matMulKernel !== 'agentrl' || tf.getBackend() !== 'wasm') return 'xnnpack';
+  if (tf.getBackend() !== 'wasm' || wasmSwitches().matMul !== 'agentrl') return 'xnnpack';
   const kernel = tf.getKernel('BatchMatMul', 'wasm');
   if (kernel?.kernelFunc !== (batchMatMul as unknown as tf.KernelFunc)) return 'xnnpack';
   return gemmFor(tf.backend() as unknown as WasmBackendLike) === null ? 'xnnpack' : 'agentrl';
@@ -68,19 +58,6 @@ const gemms = new WeakMap<object, WasmGemm | null>();
 
 /** Rows up to which a right operand's packed panels are kept for reuse (decode steps). */
 const CACHE_MAX_ROWS = 64;
-
-/**
- * Heap bytes the packed-panel cache may hold. Past it, further operands are packed per call
- * (slower decode, same results): the cache copies every weight a decode step multiplies, and
- * for a model of ~2 GB (Qwen2.5-0.5B) weights plus copies would not fit the 4 GiB heap.
- */
-const CACHE_BUDGET_BYTES = 2 ** 30;
-let cacheBudget = CACHE_BUDGET_BYTES;
-
-/** Sets the packed-panel budget (tests; no argument restores the default, 1 GiB). */
-export function setPackedPanelBudget(bytes: number = CACHE_BUDGET_BYTES): void {
-  cacheBudget = bytes;
-}
 
 /**
  * `bytes` from the backend's allocator, as an unsigned address; a failed allocation (0) throws
@@ -130,7 +107,8 @@ class PackedCache {
     // Reshapes share data: the logical shape is part of the key.
     const hit = list.find((e) => e.transposeB === transposeB && e.K === K && e.N === N);
     if (hit !== undefined) return hit.pointer;
-    if (this.bytes + WasmGemm.packedBytes(K, N) > cacheBudget) return undefined;
+    if (this.bytes + WasmGemm.packedBytes(K, N) > wasmSwitches().packedPanelBudgetBytes)
+      return undefined;
     const pointer = heapAlloc(this.#backend, WasmGemm.packedBytes(K, N));
     gemm.pack(matrix, K, N, pointer);
     list.push({ transposeB, K, N, pointer });
@@ -303,7 +281,7 @@ function batchIndexer(
 
 function batchMatMul(args: KernelArgs): tf.TensorInfo {
   const backend = args.backend as WasmBackendLike;
-  const gemm = matMulKernel === 'agentrl' ? gemmFor(backend) : null;
+  const gemm = wasmSwitches().matMul === 'agentrl' ? gemmFor(backend) : null;
   if (gemm === null) return runXnnpack(args);
   const a = args.inputs.a as tf.TensorInfo;
   const b = args.inputs.b as tf.TensorInfo;
@@ -488,8 +466,6 @@ function sumOfSquares(args: KernelArgs): tf.TensorInfo {
 export function registerWasmKernels(): void {
   if (registered) return;
   registered = true;
-  const mode = process.env.AGENTRL_WASM_MATMUL;
-  if (mode === 'xnnpack' || mode === 'agentrl') matMulKernel = mode;
   const replace = (kernelName: string, kernelFunc: tf.KernelFunc) => {
     const original = tf.getKernel(kernelName, 'wasm');
     if (original === undefined || original.kernelFunc === kernelFunc) return;

@@ -1,13 +1,9 @@
 import { isAgentRLError } from '@agentrl/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCausalLM } from '../../io/checkpoint.ts';
-import {
-  isWasmHeapFailure,
-  setWasmHeapLimit,
-  WASM_HEAP_BYTES,
-  WasmMemoryError,
-  wasmHeapFailure,
-} from './memory.ts';
+import { selectBackend } from '../select.ts';
+import { WASM_HEAP_BYTES } from '../switches.ts';
+import { isWasmHeapFailure, WasmMemoryError, wasmHeapFailure } from './memory.ts';
 
 const small = {
   vocab_size: 32,
@@ -19,7 +15,10 @@ const small = {
   tie_word_embeddings: true,
 };
 
-afterEach(() => setWasmHeapLimit());
+// Each set-up states its switches: this one restores the default heap size.
+afterEach(async () => {
+  await selectBackend({ backend: 'wasm' });
+});
 
 describe('the wasm heap limit', () => {
   it('refuses a model whose weights exceed 4 GiB before drawing or reading any weight', async () => {
@@ -42,7 +41,7 @@ describe('the wasm heap limit', () => {
     const model = await createCausalLM(small, { seed: 0, backend: 'wasm' });
     const weights = model.numParameters() * 4;
     // Room for the weights twice: a full step needs four times (gradients and two moments).
-    setWasmHeapLimit(2 * weights);
+    await selectBackend({ backend: 'wasm', wasm: { heapBytes: 2 * weights } });
     const demo = [{ promptIds: [1, 2], responseIds: [3, 4] }];
     const before = await model.readWeight('model.norm.weight');
     await expect(model.sftStep(demo, { learningRate: 0.1 })).rejects.toThrow(

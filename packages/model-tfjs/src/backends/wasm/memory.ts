@@ -6,17 +6,11 @@
  * kernel with that RuntimeError.
  */
 import { AgentRLError } from '@agentrl/core';
+import { wasmSwitches } from '../switches.ts';
 import { webAssembly } from './emit.ts';
 
-/** The most a wasm32 heap can hold. */
-export const WASM_HEAP_BYTES = 2 ** 32;
-
-let limit = WASM_HEAP_BYTES;
-
-/** The heap size the checks assume; lowered only by tests (restore with no argument). */
-export function setWasmHeapLimit(bytes: number = WASM_HEAP_BYTES): void {
-  limit = bytes;
-}
+/** The heap size the checks assume: the set-up's `wasm.heapBytes` (the wasm32 maximum unless a test lowers it). */
+const heapLimit = (): number => wasmSwitches().heapBytes;
 
 const GIB = 2 ** 30;
 const gib = (bytes: number) => `${(bytes / GIB).toFixed(2)} GiB`;
@@ -33,6 +27,7 @@ export class WasmMemoryError extends AgentRLError {
 
 /** Refuses to load `parameters` float32 weights onto the wasm backend when they cannot fit. */
 export function checkWasmWeights(parameters: number): void {
+  const limit = heapLimit();
   const bytes = parameters * 4;
   if (bytes < limit) return;
   throw new WasmMemoryError(
@@ -46,6 +41,7 @@ export function checkWasmWeights(parameters: number): void {
  * two AdamW moments per trainable value (activations come on top).
  */
 export function checkWasmTraining(parameters: number, trainable: number, lora: boolean): void {
+  const limit = heapLimit();
   const bytes = 4 * (parameters + 3 * trainable);
   if (bytes < limit) return;
   const fix = lora
@@ -67,6 +63,7 @@ export function isWasmHeapFailure(error: unknown): boolean {
 
 /** A failed allocation of `bytes` of kernel scratch (the allocator returned 0). */
 export function heapAllocationFailure(bytes: number, tensorBytes: number): WasmMemoryError {
+  const limit = heapLimit();
   return new WasmMemoryError(
     `the wasm heap has no room for ${bytes} bytes of matmul scratch (tensors hold ${gib(tensorBytes)}; the heap holds ${gib(limit)} at most): use smaller micro-batches or shorter sequences, or ${ELSEWHERE}`,
     { bytes, tensorBytes, limitBytes: limit },
@@ -78,6 +75,7 @@ export function heapAllocationFailure(bytes: number, tensorBytes: number): WasmM
  * backend's memory may be inconsistent afterwards; the message says to restart.
  */
 export function wasmHeapFailure(error: unknown, tensorBytes: number): WasmMemoryError {
+  const limit = heapLimit();
   return new WasmMemoryError(
     `the wasm backend failed with "${(error as Error).message}" holding ${gib(tensorBytes)} in tensors: its heap (${gib(limit)} at most) was most likely exhausted by this step's activations; use smaller micro-batches (microBatchSize) or shorter sequences, or ${ELSEWHERE}. The backend's memory may be inconsistent now: restart the process`,
     { tensorBytes, limitBytes: limit },

@@ -15,7 +15,6 @@ import {
 } from '../../train/optimizer.ts';
 import { selectBackend } from '../select.ts';
 import { momentsGroupLimit, normGroupLimit } from './kernels/adamw.ts';
-import { setFusedKernels } from './kernels/fused.ts';
 import {
   countWebGPUDispatches,
   probeWebGPUAdapter,
@@ -124,7 +123,6 @@ function maxDiff(a: readonly Float32Array[], b: readonly Float32Array[]): number
 
 describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skipReason}`, () => {
   afterAll(() => {
-    setFusedKernels(true);
     setWebGPUBindingLimit(undefined);
   });
 
@@ -263,7 +261,7 @@ describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skip
     const vars = model.trainableVariables();
     const grads = vars.map((v, i) => tf.tensor(seededFloats(v.size, i, 0.01), v.shape));
     const count = async (fused: boolean) => {
-      setFusedKernels(fused);
+      await selectBackend({ backend: 'webgpu', webgpu: { fusedKernels: fused } });
       const state = new AdamWState();
       const step = () => applyAdamW(state, vars, grads, { learningRate: 1e-3 });
       await step();
@@ -273,7 +271,6 @@ describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skip
     };
     const composed = await count(false);
     const fused = await count(true);
-    setFusedKernels(true);
     tf.dispose(grads);
     model.dispose();
     const P = vars.length;

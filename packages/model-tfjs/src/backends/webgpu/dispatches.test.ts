@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCausalLM } from '../../io/checkpoint.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
 import { AdamWState, applyAdamW } from '../../train/optimizer.ts';
-import { setFusedKernels } from './kernels/fused.ts';
+import { selectBackend } from '../select.ts';
 import { countWebGPUDispatches, probeWebGPUAdapter } from './setup.ts';
 
 const adapter = await probeWebGPUAdapter().catch(() => undefined);
@@ -46,9 +46,9 @@ async function count(model: CausalLM, withBackward: boolean): Promise<number> {
 
 /** Dispatches of one decoder layer: a 2-layer model minus a 1-layer model. */
 async function perLayer(fused: boolean): Promise<{ forward: number; backward: number }> {
-  setFusedKernels(fused);
-  const one = await createCausalLM(config(1), { seed: 1, backend: 'webgpu' });
-  const two = await createCausalLM(config(2), { seed: 1, backend: 'webgpu' });
+  const options = { seed: 1, backend: 'webgpu', webgpu: { fusedKernels: fused } } as const;
+  const one = await createCausalLM(config(1), options);
+  const two = await createCausalLM(config(2), options);
   const forward = (await count(two, false)) - (await count(one, false));
   const both = (await count(two, true)) - (await count(one, true));
   one.dispose();
@@ -59,8 +59,6 @@ async function perLayer(fused: boolean): Promise<{ forward: number; backward: nu
 describe.skipIf(adapter === undefined)(
   `dispatches per decoder layer on webgpu${skipReason}`,
   () => {
-    afterAll(() => setFusedKernels(true));
-
     it('are fewer with the fused kernels, forward and backward', async () => {
       const composed = await perLayer(false);
       const fused = await perLayer(true);
@@ -96,7 +94,7 @@ describe.skipIf(adapter === undefined)(
 
     it('are fewer for an AdamW step with the fused update', async () => {
       const perParameter = async (fused: boolean): Promise<number> => {
-        setFusedKernels(fused);
+        await selectBackend({ backend: 'webgpu', webgpu: { fusedKernels: fused } });
         const counts: number[] = [];
         for (const k of [2, 4]) {
           const vars = Array.from({ length: k }, (_, i) => tf.variable(tf.fill([16, 8], i + 1)));

@@ -2,11 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createRng, type Rng } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleToken, type TokenSamplingOptions } from '../../generate/sampling.ts';
 import { loadCausalLM } from '../../io/checkpoint.ts';
 import { selectBackend } from '../select.ts';
-import { sampleTokensOnGpu, setGpuSampling } from './kernels/sample.ts';
+import { sampleTokensOnGpu } from './kernels/sample.ts';
 import { countWebGPUDispatches, probeWebGPUAdapter } from './setup.ts';
 
 const fixtureDir = fileURLToPath(
@@ -71,7 +71,6 @@ describe.skipIf(adapter === undefined)(`sampling on webgpu${skipReason}`, () => 
   beforeAll(async () => {
     await selectBackend({ backend: 'webgpu' });
   });
-  afterAll(() => setGpuSampling(true));
 
   for (const V of [1000, 37]) {
     it(`chooses what the JS sampler chooses from the same logits and draw (V ${V}, ${modes.length} modes)`, async () => {
@@ -209,7 +208,7 @@ describe.skipIf(adapter === undefined)(`sampling on webgpu${skipReason}`, () => 
       const V = model.config.vocabSize;
       const B = prompts.length;
       const measure = async (onGpu: boolean, steps: number) => {
-        setGpuSampling(onGpu);
+        await selectBackend({ backend: 'webgpu', webgpu: { gpuSampling: onGpu } });
         const go = () =>
           model.generate(prompts, {
             maxNewTokens: steps,

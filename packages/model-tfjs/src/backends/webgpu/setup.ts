@@ -8,10 +8,11 @@
 import { AgentRLError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { ModelLogger } from '../../logger.ts';
+import type { WebGPUSwitches } from '../switches.ts';
 import { registerWebGPUKernels } from './kernels/index.ts';
 
 /** Options of the webgpu backend (passed as `webgpu` in `loadCausalLM` / `createCausalLM`). */
-export interface WebGPUOptions {
+export interface WebGPUOptions extends Partial<WebGPUSwitches> {
   /**
    * Largest storage binding, in bytes, a kernel may use. Default and upper bound: the adapter's
    * `maxStorageBufferBindingSize` (2 GiB - 4 on an H100, 128 MiB on lavapipe). Tests set it small.

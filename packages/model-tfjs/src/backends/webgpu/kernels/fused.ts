@@ -5,6 +5,7 @@
  * ops on every other backend (the reference the parity tests compare against).
  */
 import * as tf from '@tensorflow/tfjs';
+import { webgpuSwitches } from '../../switches.ts';
 import {
   elementwiseProgram,
   type ProgramKernel,
@@ -392,16 +393,12 @@ export function registerFusedKernels(): void {
 
 const onWebGPU = (): boolean => tf.getBackend() === 'webgpu';
 
-let fusedEnabled = true;
-
-/** Turns the model's use of the fused kernels on webgpu on or off (to compare; default on). */
-export function setFusedKernels(enabled: boolean): void {
-  fusedEnabled = enabled;
-}
-
-/** Whether the decoder (model/ops.ts) uses the fused kernels now: webgpu, and not turned off. */
+/**
+ * Whether the decoder (model/ops.ts) uses the fused kernels now: webgpu, set up with
+ * `webgpu.fusedKernels` on (the default; off compares with tfjs's own kernels).
+ */
 export function fusedKernelsActive(): boolean {
-  return fusedEnabled && onWebGPU();
+  return onWebGPU() && webgpuSwitches().fusedKernels;
 }
 
 function run(

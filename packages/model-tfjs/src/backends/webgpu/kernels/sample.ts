@@ -18,6 +18,7 @@
  * the draw (or the top-p mass) falls within float rounding of a cumulative boundary.
  */
 import * as tf from '@tensorflow/tfjs';
+import { webgpuSwitches } from '../../switches.ts';
 import {
   flatDispatch,
   registerProgramKernels,
@@ -233,16 +234,12 @@ export function registerSamplingKernel(): void {
 /** Vocabularies up to this size keep exact token ids in the kernel's float32 output. */
 export const MAX_GPU_SAMPLING_VOCAB = 1 << 24;
 
-let samplingOnGpu = true;
-
-/** Turns GPU sampling in `generate` on webgpu on or off (to compare; default on). */
-export function setGpuSampling(enabled: boolean): void {
-  samplingOnGpu = enabled;
-}
-
-/** Whether GPU sampling is turned on (it runs only where the fused kernels are active). */
+/**
+ * Whether the webgpu backend was set up with GPU sampling on (`webgpu.gpuSampling`, default on;
+ * it runs only where the fused kernels are active).
+ */
 export function gpuSamplingEnabled(): boolean {
-  return samplingOnGpu;
+  return webgpuSwitches().gpuSampling;
 }
 
 /**

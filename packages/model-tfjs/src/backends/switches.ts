@@ -1,0 +1,81 @@
+/**
+ * Kernel switches of a backend, chosen when the backend is set up (`selectBackend`, and through it
+ * `loadCausalLM` / `createCausalLM`: their `webgpu` and `wasm` options) and held with that tfjs
+ * backend instance: every set-up states them again (an option left out is its default), and the
+ * kernels read the switches of the backend they run on. Defaults are what the package is measured
+ * with; the other settings exist to compare against tfjs's own kernels and to test limits.
+ */
+import * as tf from '@tensorflow/tfjs';
+
+/** Which matrix product the wasm backend's `BatchMatMul` uses. */
+export type WasmMatMulKernel = 'agentrl' | 'xnnpack';
+
+/** The most a wasm32 heap can hold. */
+export const WASM_HEAP_BYTES = 2 ** 32;
+
+/**
+ * Heap bytes the wasm matmul's packed-panel cache may hold by default. Past it, further operands
+ * are packed per call (slower decode, same results): the cache copies every weight a decode step
+ * multiplies, and for a model of ~2 GB (Qwen2.5-0.5B) weights plus copies would not fit the 4 GiB
+ * heap.
+ */
+export const PACKED_PANEL_BUDGET_BYTES = 2 ** 30;
+
+/** Environment variable that chooses the wasm `BatchMatMul` when the set-up does not. */
+export const WASM_MATMUL_ENV_VAR = 'AGENTRL_WASM_MATMUL';
+
+/** Switches of the wasm backend. */
+export interface WasmSwitches {
+  /**
+   * `agentrl`: the relaxed-SIMD kernel of `wasm/gemm.ts`; `xnnpack`: tfjs-backend-wasm's own.
+   * Default `agentrl` (or `AGENTRL_WASM_MATMUL`).
+   */
+  readonly matMul: WasmMatMulKernel;
+  /** Heap bytes the memory checks assume. Default {@link WASM_HEAP_BYTES}; tests lower it. */
+  readonly heapBytes: number;
+  /** Heap bytes the packed-panel cache may hold. Default {@link PACKED_PANEL_BUDGET_BYTES}. */
+  readonly packedPanelBudgetBytes: number;
+}
+
+/** Switches of the webgpu backend. */
+export interface WebGPUSwitches {
+  /** The decoder, scoring and AdamW use our fused WGSL kernels. Default true. */
+  readonly fusedKernels: boolean;
+  /** Generation picks tokens on the GPU (where the fused kernels are on). Default true. */
+  readonly gpuSampling: boolean;
+}
+
+/** The wasm switches of a set-up that chooses none. */
+export const DEFAULT_WASM_SWITCHES: WasmSwitches = {
+  matMul: 'agentrl',
+  heapBytes: WASM_HEAP_BYTES,
+  packedPanelBudgetBytes: PACKED_PANEL_BUDGET_BYTES,
+};
+
+/** The webgpu switches of a set-up that chooses none. */
+export const DEFAULT_WEBGPU_SWITCHES: WebGPUSwitches = { fusedKernels: true, gpuSampling: true };
+
+/** Switches by tfjs backend instance: they live as long as the backend they were set up with. */
+const held = new WeakMap<object, WasmSwitches | WebGPUSwitches>();
+
+/** Holds `switches` for the registered backend `name` (what `selectBackend` does). */
+export function holdSwitches(name: 'wasm', switches: WasmSwitches): void;
+export function holdSwitches(name: 'webgpu', switches: WebGPUSwitches): void;
+export function holdSwitches(name: string, switches: WasmSwitches | WebGPUSwitches): void {
+  const backend = tf.findBackend(name);
+  if (backend !== null) held.set(backend, switches);
+}
+
+function activeSwitches(name: string): WasmSwitches | WebGPUSwitches | undefined {
+  return tf.getBackend() === name ? held.get(tf.backend()) : undefined;
+}
+
+/** The switches the active wasm backend was set up with (the defaults when wasm is not active). */
+export function wasmSwitches(): WasmSwitches {
+  return (activeSwitches('wasm') as WasmSwitches | undefined) ?? DEFAULT_WASM_SWITCHES;
+}
+
+/** The switches the active webgpu backend was set up with (the defaults when it is not active). */
+export function webgpuSwitches(): WebGPUSwitches {
+  return (activeSwitches('webgpu') as WebGPUSwitches | undefined) ?? DEFAULT_WEBGPU_SWITCHES;
+}
