@@ -1,6 +1,7 @@
 /**
- * The three workloads of issue 2 §5, generated deterministically from a seed. Each is a
- * {@link StepBatch} in trajectory-major order (the order the rollout loop produces, spec §9.4).
+ * The three workloads of the advantage benchmark (ALFWorld-shaped, search-shaped and a large
+ * scaling batch), generated deterministically from a seed. Each is a {@link StepBatch} in
+ * trajectory-major order (the order the rollout loop produces, as verl-agent's).
  */
 import type { StepBatch } from '@agentrl/core';
 import { createRng, type Rng } from '@agentrl/core';

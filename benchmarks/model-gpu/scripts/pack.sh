@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs this benchmark for a GPU machine without network (spec webgpu.md §5): the bundle, Node,
+# Packs this benchmark for a GPU machine without network: the bundle, Node,
 # dawn.node and the Vulkan loader from packages/model-tfjs/scripts/pack-gpu-run.sh, plus
 # torch_harness.py, the GL vendor-neutral libraries NVIDIA's Vulkan driver loads (libglvnd), and
 # bench.sh, which finds the NVIDIA Vulkan ICD when it sits outside the loader's search path.

@@ -56,7 +56,7 @@ function runTiny(sides: string[]): BenchReport {
 }
 
 describe('the workloads', () => {
-  it('use the issue shapes at full size', () => {
+  it('use the documented shapes at full size', () => {
     const byName = new Map(workloads('full').map((w) => [w.name, w]));
     const block = byName.get('block-forward-backward');
     expect(block?.config).toMatchObject({

@@ -1,6 +1,6 @@
 /**
  * model-gpu: @agentrl/model-tfjs on the webgpu backend beside PyTorch fp32 on the same GPU, in one
- * run: the spec's transformer block (forward, forward + backward), Qwen2.5-0.5B shapes (KV-cache
+ * run: one transformer block (batch 8 × 512, hidden 1024, 16 heads; forward, forward + backward), Qwen2.5-0.5B shapes (KV-cache
  * generation, a full AdamW step, a LoRA step) and Qwen2.5-1.5B shapes (a full AdamW step), with
  * GPU busy fraction, dispatches per step and peak memory. See README.md.
  *

@@ -1,5 +1,5 @@
 /**
- * The workloads of the GPU benchmark at two sizes: `full` (the issue's shapes: the spec's block,
+ * The workloads of the GPU benchmark at two sizes: `full` (one transformer block,
  * Qwen2.5-0.5B and -1.5B with random weights) and `tiny` (the same code paths at sizes that run
  * in seconds on software Vulkan and PyTorch CPU, for the smoke test). Shared with the PyTorch
  * harness as JSON.
@@ -93,7 +93,7 @@ interface Sizes {
 
 const SIZES: Record<ShapeSet, Sizes> = {
   full: {
-    // The spec's block: batch 8 x 512 tokens, hidden 1024, 16 heads, SwiGLU 2816 (one layer; a
+    // One block as measured before against PyTorch: batch 8 x 512 tokens, hidden 1024, 16 heads, SwiGLU 2816 (one layer; a
     // 256-token vocabulary keeps the embedding and head negligible).
     block: qwen(1024, 2816, 1, 16, 16, 256),
     blockBatch: 8,

@@ -1,5 +1,5 @@
 /**
- * The shapes of the CPU ALFWorld preset (errata, issue 5): a word-level vocabulary of ~128 tokens,
+ * The shapes of the CPU ALFWorld preset (`alfworld-cpu`): a word-level vocabulary of ~128 tokens,
  * width 128, 4 layers, 4 heads, ~75-token prompts, 8-token responses. Times one SFT step over 32
  * demonstrations, one rollout of 64 prompts × 8 new tokens and one PPO step over those 64 samples.
  *

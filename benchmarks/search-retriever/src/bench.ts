@@ -106,7 +106,7 @@ const contenders: Array<{ name: string; build: () => Promise<SearchFunction> }> 
     build: ours({ tokenizer: PLAIN_TOKENIZER }),
   },
   {
-    name: 'MiniSearch 7.2 defaults (the issue baseline)',
+    name: 'MiniSearch 7.2 defaults (the baseline)',
     build: async () => buildMiniSearch(corpus.passages),
   },
   { name: 'Orama 3.1 defaults', build: () => buildOrama(corpus.passages) },

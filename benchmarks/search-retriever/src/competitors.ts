@@ -1,5 +1,5 @@
 /**
- * The other npm BM25 libraries the issue named, wrapped to the same `(query, k) → contents[]`
+ * The other npm BM25 libraries we compared against, wrapped to the same `(query, k) → contents[]`
  * shape. Settings are each library's defaults unless noted.
  */
 import { createRequire } from 'node:module';

@@ -1,5 +1,5 @@
 /**
- * Recall of supporting passages (spec §7): for each question, the fraction of its
+ * Recall of supporting passages: for each question, the fraction of its
  * `supporting_titles` among the titles of the top-k passages (macro-averaged), and
  * all-supporting@k (every supporting title found).
  */

@@ -1,6 +1,6 @@
 /**
- * The CPU demo's short prompt (errata "Runner": task + one history record + current observation
- * + admissible list, ~70–90 words). The paper's verbatim template (`alfworldPrompt`) is ~100 words
+ * The CPU demo's short prompt: task + one history record + current observation + admissible
+ * list, ~70–90 words (a longer prompt kept the warm start from reaching its mark in the budget). The paper's verbatim template (`alfworldPrompt`) is ~100 words
  * longer, which a 0.4M-parameter model on 2 cores cannot afford within the 15-minute budget.
  */
 import type { PromptTemplate } from '@agentrl/core';

@@ -43,7 +43,7 @@ export interface DemoBudget {
   readonly maxTurns: number;
 }
 
-/** The measured CPU recipe (errata "Runner", scaled to the tfjs-wasm speed of this machine). */
+/** The measured CPU recipe (from a PyTorch prototype on 2 cores, scaled to tfjs-wasm's speed). */
 export const FULL_BUDGET: DemoBudget = {
   name: 'full',
   hidden: 96,

@@ -74,7 +74,8 @@ export interface TinyAgent {
 
 /**
  * The word-level tokenizer, a fresh seeded Qwen2-architecture decoder (tied head, SwiGLU 3×) and
- * its trainable policy: AdamW, PPO clip 0.2, dual clip 3, no KL, no entropy bonus (errata).
+ * its trainable policy: AdamW, PPO clip 0.2, dual clip 3, no KL, no entropy bonus (the recipe a
+ * PyTorch prototype of this CPU set-up trained with).
  */
 export async function createTinyAgent(budget: ModelBudget, seed: number): Promise<TinyAgent> {
   const tokenizer = WordTokenizer.fromCorpus(await vocabularyCorpus(200, budget.maxTurns));

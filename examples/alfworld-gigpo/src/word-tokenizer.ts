@@ -1,6 +1,6 @@
 /**
- * A word-level tokenizer over the environment's own words (errata "Runner": about 110 tokens for
- * tiny households). Text is lower-cased and split into words, numbers and punctuation; the
+ * A word-level tokenizer over the environment's own words (about 110 tokens for tiny
+ * households). Text is lower-cased and split into words, numbers and punctuation; the
  * response tags are single tokens. Decoding joins tokens with spaces, which the ALFWorld action
  * parser reads back exactly (`<action> go to desk 1 </action>` → `go to desk 1`).
  */

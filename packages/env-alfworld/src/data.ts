@@ -1,6 +1,6 @@
 /**
  * Finding games on disk in upstream's layout:
- * `<dataDir>/json_2.1.1/<split>/<task type>-<...>/<trial>/game.tw-pddl` (spec §1).
+ * `<dataDir>/json_2.1.1/<split>/<task type>-<...>/<trial>/game.tw-pddl`.
  */
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
@@ -92,7 +92,8 @@ export async function listAlfworldGames(
 
 /**
  * The game a reset plays: `task` as an index into `games` or (part of) a path, else a draw from
- * `seed` (the same seed gives the same game, so group members share it; spec `gigpo.md` §9.2).
+ * `seed` (the same seed gives the same game, so group members share it, as in verl-agent where
+ * env slot k of a group is seeded `env.seed + group`).
  */
 export function pickAlfworldGame(
   games: readonly AlfworldGameEntry[],

@@ -6,7 +6,7 @@ import { AlfworldEngine } from './engine.ts';
 import { parseAlfworldGame } from './game.ts';
 import { HELP_TEXT } from './text.ts';
 
-/** A small hand-written household exercising every action type (texts derived from the spec). */
+/** A small hand-written household exercising every action type (texts as ALFWorld prints them). */
 const PROBLEM = `(define (problem tiny)
 (:domain alfred)
 (:objects agent1 - agent Apple - object)
@@ -236,7 +236,7 @@ describe('AlfworldEngine on a hand-written household', () => {
 });
 
 describe('HELP_TEXT', () => {
-  it('is the block of the spec, line for line, with one final newline', () => {
+  it('is the documented help block of ALFWorld 0.4, line for line, with one final newline', () => {
     const spec = readFileSync(
       new URL('../../../../shared/docs/specs/alfworld.md', import.meta.url),
       'utf8',

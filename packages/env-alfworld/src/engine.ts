@@ -1,13 +1,13 @@
 /**
- * The ALFWorld text world as a fast synchronous state machine (spec `alfworld.md` §4–§8).
- * Every feedback string, listing order and admissible-command rule follows the spec; the
- * section numbers are cited where a rule is applied.
+ * The ALFWorld text world as a fast synchronous state machine. Every feedback string, listing
+ * order and admissible-command rule reproduces ALFWorld 0.4.x on TextWorld's PDDL environment
+ * (what verl-agent trains on) byte for byte; the parity tests replay upstream transcripts.
  */
 import { InvalidInputError } from '@agentrl/core';
 import type { AlfworldGame } from './game.ts';
 import { displayList, HELP_TEXT, NOTHING_HAPPENS, pythonStrip, WELCOME } from './text.ts';
 
-/** Which upstream text dialect to speak (spec §8). */
+/** Which upstream text dialect to speak: ALFWorld 0.4.x (default) or 0.3.x. */
 export type AlfworldDialect = '0.4' | '0.3';
 
 /** Options of {@link AlfworldEngine}. */
@@ -154,7 +154,7 @@ export class AlfworldEngine {
     this.#isSliced = new Uint8Array(this.#objectCount);
   }
 
-  /** Restarts the game: the intro text (spec §5.1) and the admissible commands. */
+  /** Restarts the game: the intro text (welcome, room, task) and the admissible commands. */
   reset(): AlfworldResetResult {
     const init = this.game.initial;
     this.#agentLocation = init.agentLocation;
@@ -194,7 +194,7 @@ export class AlfworldEngine {
     };
   }
 
-  /** The commands admissible now, sorted by code point (spec §6.2). */
+  /** The commands admissible now, sorted by code point (as upstream sorts them). */
   get admissibleCommands(): string[] {
     return this.#admissible.slice();
   }
@@ -205,7 +205,7 @@ export class AlfworldEngine {
   }
 
   /**
-   * Applies one command (spec §7): an admissible one changes the state and gives its feedback;
+   * Applies one command: an admissible one changes the state and gives its feedback;
    * anything else gives `Nothing happens.`.
    */
   step(command: string): AlfworldStepResult {
@@ -236,7 +236,7 @@ export class AlfworldEngine {
     return !(this.game.receptacles[r] as { openable: boolean }).openable || this.#isOpen[r] === 1;
   }
 
-  /** DESC(r), spec §5.2. */
+  /** What opening, arriving at or examining receptacle `r` prints. */
   #describe(r: number): string {
     const rec = this.game.receptacles[r] as { name: string; openable: boolean };
     const list = (): string =>
@@ -249,7 +249,7 @@ export class AlfworldEngine {
     return `On the ${rec.name}, you see ${list()}.`;
   }
 
-  /** LOOK, spec §5.3. */
+  /** What `look` prints: the receptacles here, and the objects taken from them and left here. */
   #look(): string {
     const here = this.#receptaclesAt[this.#agentLocation] ?? [];
     if (here.length === 0) return `${MIDDLE_OF_ROOM}nothing.`;
@@ -264,7 +264,7 @@ export class AlfworldEngine {
     return `You are facing the ${displayList(here.map((r) => this.#receptacleName(r)))}. Next to it, you see ${displayList(next)}.`;
   }
 
-  /** EXAM(o), spec §5.3: the first matching line wins. */
+  /** What `examine <object>` prints: the first matching line wins. */
   #examineObject(o: number): string {
     const obj = this.game.objects[o] as {
       name: string;
@@ -296,7 +296,7 @@ export class AlfworldEngine {
     return `There's nothing special about ${n}.`;
   }
 
-  /** Spec §6 and §6.2: every admissible command, deduplicated and sorted. */
+  /** Every admissible command, deduplicated and sorted by code point. */
   #computeAdmissible(): string[] {
     const out: string[] = [];
     const objs = this.game.objects;
@@ -357,7 +357,7 @@ export class AlfworldEngine {
     return out;
   }
 
-  /** Applies an admissible command and returns its feedback (spec §5.3, §6). */
+  /** Applies an admissible command and returns its feedback. */
   #apply(cmd: string): string {
     if (cmd === 'look') return this.#look();
     if (cmd === 'help') return HELP_TEXT;
@@ -453,7 +453,7 @@ export class AlfworldEngine {
         this.#isOn[obj(rest)] = 1;
         return `You turn on the ${rest}.`;
       default: {
-        // examine: a receptacle standing here, else an object (spec §6)
+        // examine: a receptacle standing here, else an object
         const r = this.#receptacleByName.get(rest);
         if (r !== undefined && (this.#receptaclesAt[this.#agentLocation] ?? []).includes(r)) {
           return this.#describe(r);
@@ -463,7 +463,7 @@ export class AlfworldEngine {
     }
   }
 
-  /** The goal of spec §2.5 / §7 on the current state. */
+  /** Whether the game's goal holds on the current state. */
   #checkWon(): boolean {
     const goal = this.game.goal;
     const receptacleCount = this.#receptacleCount;

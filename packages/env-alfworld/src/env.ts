@@ -1,6 +1,7 @@
 /**
  * `createAlfworldEnv`: the engine behind agentrl's `TextEnv` contract, over the real game files
- * or over generated households (spec `gigpo.md` §9–§10, issue 3 §1).
+ * or over generated households. Rollouts follow verl-agent's ALFWorld set-up: group members share
+ * a game through their seed, observations are TextWorld's texts, reward 10 on a win.
  */
 import {
   ConfigError,

@@ -1,6 +1,6 @@
 /**
  * Loading ALFWorld `game.tw-pddl` files into the plain tables the engine plays on
- * (spec `alfworld.md` §1–§3). Only what the text world needs is parsed: the objects, initial
+ * (ALFWorld's data layout and PDDL problems). Only what the text world needs is parsed: the objects, initial
  * facts and goal of the PDDL problem, and the task sentence of the grammar.
  */
 import { readFile } from 'node:fs/promises';
@@ -23,7 +23,7 @@ export type AlfworldTaskType = (typeof ALFWORLD_TASK_TYPES)[number];
 export interface AlfworldReceptacle {
   /** Raw PDDL id, lower-cased. */
   readonly id: string;
-  /** Display name, e.g. `cabinet 4` (spec §3). */
+  /** Display name, e.g. `cabinet 4`: class name and number, as TextWorld names entities. */
   readonly name: string;
   /** Type constant, lower-cased, e.g. `cabinettype`. */
   readonly type: string;
@@ -58,7 +58,7 @@ export interface AlfworldLocation {
   readonly name: string;
 }
 
-/** What has to hold for the game to be won (spec §2.5). */
+/** What has to hold for the game to be won (the `(:goal` of the PDDL problem). */
 export interface AlfworldGoal {
   readonly taskType: AlfworldTaskType;
   /** Type constant of the object to move or hold. */
@@ -88,7 +88,7 @@ export interface AlfworldInitialState {
 export interface AlfworldGame {
   /** Where the game was read from (or a label for games parsed from memory). */
   readonly path: string;
-  /** `Your task is to: ...` (spec §2.4). */
+  /** `Your task is to: ...`, from the grammar's `task` entry. */
   readonly taskSentence: string;
   /** A winning command sequence in the 0.4 dialect, as stored in the file. */
   readonly walkthrough: readonly string[];
@@ -155,7 +155,7 @@ export function parseAlfworldGame(text: string, path = '<memory>'): AlfworldGame
   };
 }
 
-/** The `rhs` of the first `task` entry of the grammar's JSON header (spec §2.4). */
+/** The `rhs` of the first `task` entry of the grammar's JSON header. */
 function parseTaskSentence(grammar: string, path: string): string {
   const start = grammar.indexOf('"""');
   const end = start < 0 ? -1 : grammar.indexOf('"""', start + 3);
@@ -181,7 +181,7 @@ function parseTaskSentence(grammar: string, path: string): string {
 
 type Atom = readonly string[];
 
-/** Splits the problem into atoms of `(:init` and the token list of `(:goal` (spec §2.1). */
+/** Splits the problem into atoms of `(:init` and the token list of `(:goal`. */
 function tokenize(problem: string): string[] {
   return problem
     .replace(/;[^\n]*/g, '')
@@ -240,7 +240,7 @@ function readGoal(tokens: readonly string[], start: number, path: string): strin
   throw bad(path, '(:goal is not closed');
 }
 
-/** Display names for every id containing `_bar_` (spec §3). */
+/** Display names for every id containing `_bar_` (TextWorld's naming: class name and number). */
 function nameEntities(ids: Iterable<string>): Map<string, string> {
   const sorted = [...new Set(ids)].sort();
   const classOf = (id: string): string => {

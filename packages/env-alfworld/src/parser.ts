@@ -1,5 +1,5 @@
 /**
- * verl-agent's `alfworld_projection` (spec `gigpo.md` §10.4): the action between the first
+ * verl-agent's `alfworld_projection`: the action between the first
  * `<action>` and the first `</action>` of the lower-cased response, with format checks.
  */
 import type { ActionParser, ParsedAction } from '@agentrl/core';
@@ -21,7 +21,7 @@ export function parseAlfworldAction(responseText: string): ParsedAction {
     const chars = Array.from(lower);
     return { action: chars.slice(-30).join(''), valid: false };
   }
-  // a `</action>` before the end of `<action>` gives an empty slice, still valid (§12.17)
+  // a `</action>` before the end of `<action>` gives an empty slice, still valid (as upstream)
   const action =
     end > start + OPEN.length ? pythonStrip(lower.slice(start + OPEN.length, end)) : '';
   let valid = true;

@@ -1,6 +1,6 @@
 /**
- * verl-agent's ALFWorld prompt templates and memory rendering (spec `gigpo.md` §10.2–§10.3),
- * reproduced string for string.
+ * verl-agent's ALFWorld prompt templates (`ALFWORLD_TEMPLATE`, `ALFWORLD_TEMPLATE_NO_HIS`) and
+ * the rendering of its step memory, reproduced string for string.
  */
 import type { HistoryEntry, PromptContext, PromptTemplate } from '@agentrl/core';
 import { pythonStrip } from './text.ts';
@@ -20,13 +20,13 @@ export const ALFWORLD_TEMPLATE =
 
 const TASK_MARKER = 'Your task is to: ';
 
-/** The task description: the text after the first `Your task is to: `, stripped (§10.1). */
+/** The task description: the text after the first `Your task is to: `, stripped. */
 export function alfworldTaskDescription(initialObservation: string): string {
   const at = initialObservation.indexOf(TASK_MARKER);
   return at < 0 ? '' : pythonStrip(initialObservation.slice(at + TASK_MARKER.length));
 }
 
-/** The admissible list as the prompt shows it: `help` dropped, quoted, joined by `\n ` (§10.3). */
+/** The admissible list as the prompt shows it: `help` dropped, quoted, joined by `\n `. */
 export function formatAdmissibleActions(actions: readonly string[]): string {
   return actions
     .filter((a) => a !== 'help')
@@ -34,7 +34,7 @@ export function formatAdmissibleActions(actions: readonly string[]): string {
     .join('\n ');
 }
 
-/** The last `historyLength` records rendered as `[Observation N: '...', Action N: '...']` (§10.2). */
+/** The last `historyLength` records rendered as `[Observation N: '...', Action N: '...']`. */
 export function formatAlfworldHistory(
   history: readonly { readonly observation: string; readonly action: string }[],
   historyLength: number,

@@ -1,4 +1,4 @@
-/** Fixed texts and list formatting of ALFWorld's text world (spec `alfworld.md` §4.1, §5). */
+/** Fixed texts and list formatting of ALFWorld's text world (TextWorld's PDDL text generation). */
 
 /** `display_list`: `nothing`, `x`, or `a, b, and c` (a comma before `and` even for two). */
 export function displayList(items: readonly string[]): string {
@@ -13,7 +13,7 @@ export const WELCOME = '-= Welcome to TextWorld, ALFRED! =-';
 /** Feedback of an unknown or inadmissible command. */
 export const NOTHING_HAPPENS = 'Nothing happens.';
 
-/** The `help` text (spec §5.3): 14 lines, the `move` line two columns short, one final newline. */
+/** The `help` text of ALFWorld 0.4: 14 lines, the `move` line two columns short, one final newline. */
 export const HELP_TEXT = [
   'Available commands:',
   '  look:                             look around your current location',

@@ -1,5 +1,6 @@
 /**
- * Answer extraction, normalisation and scoring with Python 3 semantics (spec §4): the reward is
+ * Answer extraction, normalisation and scoring with Python 3 semantics (Search-R1's
+ * `verl/utils/reward_score/qa_em.py`): the reward is
  * EM of the normalised last `<answer>` of the transcript; sub-EM and token F1 are for reporting.
  */
 import {
@@ -89,7 +90,7 @@ export function tokenF1(prediction: string, golden: GoldenAnswers): number {
 /**
  * The prediction of a transcript: the last non-overlapping `<answer>…</answer>` (case-sensitive),
  * Python-stripped, or `null` when there are fewer than `minMatches` of them. The env uses 1;
- * Search-R1's own scorer sees the prompt's example answer too and uses 2 (spec §4).
+ * Search-R1's own scorer sees the prompt's example answer too and uses 2.
  */
 export function extractLastAnswer(transcript: string, minMatches: 1 | 2 = 1): string | null {
   // Equivalent to re.finditer(r"<answer>(.*?)</answer>", s, re.DOTALL), in linear time.
@@ -109,7 +110,7 @@ export function extractLastAnswer(transcript: string, minMatches: 1 | 2 = 1): st
   return pythonStrip(last);
 }
 
-/** The EM reward of a transcript: 0 without an answer, else EM of the last answer (spec §4). */
+/** The EM reward of a transcript: 0 without an answer, else EM of the last answer. */
 export function transcriptScore(transcript: string, golden: GoldenAnswers): 0 | 1 {
   const prediction = extractLastAnswer(transcript, 1);
   if (prediction === null) return 0;

@@ -83,7 +83,7 @@ describe.skipIf(!hasSharedData)('fast postings search', () => {
 });
 
 describe.skipIf(!hasSharedData)('retrieval quality on the shipped corpus', () => {
-  it("keeps recall@3 of supporting passages above the issue's MiniSearch baseline (0.59)", () => {
+  it("keeps recall@3 of supporting passages above MiniSearch's default baseline (0.59)", () => {
     const index = buildBm25(parseCorpus(readFileSync(CORPUS_PATH, 'utf8')));
     const questions = parseQuestionsJsonl(readFileSync(QUESTIONS_PATH, 'utf8')).filter(
       (q) => q.inCorpus === true,

@@ -1,8 +1,8 @@
 /**
- * `createSearchEnv`: one episode = one question (spec §1). Turns are counted, `<answer>` ends the
+ * `createSearchEnv`: one episode = one question, as verl-agent's search env. Turns are counted, `<answer>` ends the
  * episode (`terminated`), `maxTurns` cuts it off (`truncated` unless the last action answered),
  * no search runs on the final turn, and the reward is 0 until the final step and then the EM of
- * the transcript (§4).
+ * the transcript (see `answer.ts`).
  */
 import {
   ConfigError,

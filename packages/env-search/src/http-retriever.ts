@@ -1,6 +1,6 @@
 /**
  * A {@link Retriever} that calls a Search-R1 or verl-agent retrieval server (`POST /retrieve`,
- * spec §5 wire formats) with upstream's timeout and bounded retries: linear back-off on
+ * either wire format) with upstream's timeout and bounded retries: linear back-off on
  * 500/502/503/504, connection errors and timeouts; any other failure ends at once.
  */
 import { AgentRLError, ConfigError, type ErrorCode } from '@agentrl/core';

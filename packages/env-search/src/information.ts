@@ -1,5 +1,5 @@
 /**
- * The `<information>` text the agent reads after a search (spec §5): verl-agent's JSON-wrapped
+ * The `<information>` text the agent reads after a search: verl-agent's JSON-wrapped
  * form (the default, which GiGPO trained on) and Search-R1's raw form (an option).
  */
 import { pythonJsonString, pythonStrip } from './python-text.ts';
@@ -7,7 +7,7 @@ import { pythonJsonString, pythonStrip } from './python-text.ts';
 /** How retrieved passages are shown to the agent. */
 export type InformationFormat = 'verl-agent' | 'search-r1';
 
-/** Text of the tool result when the retriever found nothing (spec §5.4). */
+/** Text of the tool result when the retriever found nothing (verl-agent's search env). */
 export const NO_RESULTS_TEXT = 'No search results found.';
 
 /** `{"result": <text>}` exactly as Python's `json.dumps` writes it (ensure_ascii). */
@@ -33,12 +33,12 @@ export function formatInformation(passages: readonly string[]): string {
   return wrap(jsonResult(body));
 }
 
-/** The observation of a search that found nothing (spec §5.4). */
+/** The observation of a search that found nothing. */
 export function formatNoResults(): string {
   return wrap(jsonResult(NO_RESULTS_TEXT));
 }
 
-/** verl-agent's observation when the retriever failed after its retries (spec §5.4). */
+/** verl-agent's observation when the retriever failed after its retries. */
 export function formatSearchError(message: string): string {
   return wrap(jsonResult(`Search error: ${message}`));
 }

@@ -1,5 +1,5 @@
 /**
- * Action projection (spec §3): raw model text → `<search>q</search>`, `<answer>a</answer>` or
+ * Action projection (verl-agent's search `projection.py`): raw model text → `<search>q</search>`, `<answer>a</answer>` or
  * `""`, and a validity flag. Never throws.
  */
 import type { ActionParser, ParsedAction } from '@agentrl/core';
@@ -35,7 +35,7 @@ function countMatches(pattern: RegExp, text: string): number {
   return count;
 }
 
-/** Projects one model response to the env's action and its validity (spec §3). */
+/** Projects one model response to the env's action and its validity. */
 export function projectSearchAction(responseText: string): ParsedAction {
   const text = typeof responseText === 'string' ? responseText : String(responseText);
   // 1. Trim after the first closing tag (case-sensitive substring tests).

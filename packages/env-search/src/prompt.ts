@@ -1,5 +1,5 @@
 /**
- * The prompt templates of the search env (spec §2), string for string: verl-agent's
+ * The prompt templates of the search env, string for string: verl-agent's
  * per-step prompt with a compact history (what GiGPO trained with) and Search-R1's single-chat
  * prompt (an alternative id).
  */
@@ -43,7 +43,7 @@ export interface SearchHistoryStep {
 }
 
 /**
- * The history block (spec §2): the last `historyLength` steps, oldest first, each rendered as
+ * The history block: the last `historyLength` steps, oldest first, each rendered as
  * `Step n:<action> <observation>\n` with n counted over the whole episode, joined by `\n`.
  */
 export function renderHistory(steps: readonly SearchHistoryStep[], historyLength: number): string {
@@ -56,7 +56,7 @@ export function renderHistory(steps: readonly SearchHistoryStep[], historyLength
   return entries.join('\n');
 }
 
-/** Search-R1's single-chat prompt (not what GiGPO used; spec §2). */
+/** Search-R1's single-chat prompt (not what GiGPO used). */
 export function renderSearchR1Prompt(question: string): string {
   return (
     'Answer the given question. You must conduct reasoning inside <think> and </think> first every time you get new information. ' +

@@ -2,7 +2,7 @@
  * The few Python 3 string operations the reference relies on, reproduced exactly: `str.split()`
  * / `str.strip()` whitespace, `string.punctuation`, Unicode-aware `\b`, and `json.dumps` with
  * `ensure_ascii=True` for one string. JavaScript's `\s`, `\b` and `JSON.stringify` differ from
- * all of these (spec §4, §5).
+ * all of these (the answer normalisation and the `<information>` text need Python's).
  */
 import { UNICODE_14_UNASSIGNED_CLASS_BODY } from './unicode14.ts';
 

@@ -1,6 +1,6 @@
 /**
- * A retrieval server speaking Search-R1's and verl-agent's `POST /retrieve` wire formats (spec
- * §5), serving any {@link Retriever} (our BM25 index, typically). Binds to loopback unless told
+ * A retrieval server speaking Search-R1's and verl-agent's `POST /retrieve` wire formats
+ * (`retrieval_server.py` in both), serving any {@link Retriever} (our BM25 index, typically). Binds to loopback unless told
  * otherwise; request size, query count and `topk` are bounded; bad bodies get 400 naming the field.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

@@ -39,7 +39,7 @@ export const DEFAULT_TOKENIZER: TokenizerOptions = {
   stemming: 'porter2',
 };
 
-/** Lower-casing only, as MiniSearch tokenises by default (the measured baseline). */
+/** Lower-casing only, as MiniSearch tokenises by default (the measured baseline). */
 export const PLAIN_TOKENIZER: TokenizerOptions = {
   lowercase: true,
   stopWords: 'none',

@@ -1,6 +1,6 @@
 """Writes test-vectors/synthetic-goals.json: the reference goal pipeline run by CPython on a catalogue.
 
-Standard library only. It follows the reference steps of spec §1-2 (product prices, synthetic goals,
+Standard library only. It follows the reference steps of WebShop's engine (product prices, synthetic goals,
 re-seed, shuffle) with CPython's own `random`, so the TS port (PyRandom, goals.ts) can be checked
 end to end. Input: the two raw files of a catalogue (the TS synthetic generator writes them):
 

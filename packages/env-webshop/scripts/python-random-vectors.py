@@ -24,7 +24,7 @@ for seed in [0, 1, 2, 42, 233, 1000, 1001, 2**31 - 1, 2**32, 2**40 + 7, 12345678
     lst = list(range(23))
     r.shuffle(lst)
     case["shuffle23"] = lst
-    # the goal-price pattern of spec §2: sample(cands, 2) where cands = first 4 of PRICE_RANGE above p
+    # the goal-price pattern of WebShop's goals: sample(cands, 2) where cands = first 4 of PRICE_RANGE above p
     r.seed(seed)
     bounds = []
     for p in [1.5, 5.0, 12.99, 975.0, 985.5, 995.0, 49.99]:

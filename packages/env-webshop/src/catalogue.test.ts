@@ -7,7 +7,7 @@ import { loadCatalogue } from './data.ts';
 const DATA_DIR = new URL('../../../../shared/data/webshop/', import.meta.url);
 const sources = { products: 'products.json', attributes: 'attrs.json' };
 
-describe('product loading (spec §1.1)', () => {
+describe('product loading', () => {
   it('displays prices with Python float repr and keeps two-price ranges', () => {
     expect(parsePricing('$877.80')).toEqual({ pricing: [877.8], Price: '$877.8' });
     expect(parsePricing('$12')).toEqual({ pricing: [12], Price: '$12.0' });

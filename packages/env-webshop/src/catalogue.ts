@@ -1,5 +1,5 @@
 /**
- * Products as the WebShop engine holds them after `load_products` (spec §1.1), and loading them
+ * Products as the WebShop engine holds them after `load_products`, and loading them
  * from the raw JSON records. Pure: the caller reads the files (see `data.ts`).
  */
 import { DataError } from '@agentrl/core';
@@ -88,7 +88,7 @@ function stringList(v: unknown, file: string, field: string): string[] {
   return v as string[];
 }
 
-/** Parses `pricing` as the engine does (spec §1.1 step 4). */
+/** Parses `pricing` as the engine's `load_products` does. */
 export function parsePricing(
   pricing: unknown,
   file = 'products',
@@ -117,7 +117,7 @@ export function parsePricing(
   return { pricing: [a, b], Price: `$${pyFloatRepr(a)} to $${pyFloatRepr(b)}` };
 }
 
-/** Normalises `customization_options` (spec §1.1 step 5). Later duplicate names keep the first slot. */
+/** Normalises `customization_options` as `load_products` does. Later duplicate names keep the first slot. */
 export function parseOptions(raw: unknown, file: string, where: string): OptionGroup[] {
   if (!raw) return [];
   if (!isRecord(raw)) throw bad(file, `${where}.customization_options`, raw, 'expected an object');
@@ -141,7 +141,7 @@ export function parseOptions(raw: unknown, file: string, where: string): OptionG
   return [...groups].map(([name, values]) => ({ name, values }));
 }
 
-/** Loads products from parsed JSON (spec §1.1): skip rules, key cleaning, prices, options, attributes. */
+/** Loads products from parsed JSON as `load_products`: skip rules, key cleaning, prices, options, attributes. */
 export function loadProducts(
   rawProducts: unknown,
   rawAttributes: unknown,

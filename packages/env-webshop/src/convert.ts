@@ -1,6 +1,6 @@
 /**
  * HTML → text observation and clickables, as WebAgentTextEnv does it with BeautifulSoup
- * (spec §3.2–3.3): visible text nodes, bs4's whitespace rule, `[SEP]` joining, and the clickable
+ * (`WebAgentTextEnv` with `observation_mode='text'`, and `get_available_actions`): visible text nodes, bs4's whitespace rule, `[SEP]` joining, and the clickable
  * map (buttons, then product links, then radios; later equal keys overwrite, first slot kept).
  * A small tokenizer, enough for the pages this package renders and for a browser's serialisation
  * of them (quoted attributes, `&amp;`-style references, void elements).

@@ -1,4 +1,4 @@
-/** `createWebshopEnv({ mode })`: one entry point for both modes (issue 7 §4). */
+/** `createWebshopEnv({ mode })`: one entry point for both modes (direct and browser). */
 import { createWebshopBrowserEnv, type WebshopBrowserEnvOptions } from './browser-env.ts';
 import { createDirectWebshopEnv, type WebshopEnv } from './env.ts';
 

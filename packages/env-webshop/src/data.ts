@@ -1,5 +1,5 @@
 /**
- * Reading the WebShop data folder (spec §1): products, attributes and human instructions, from an
+ * Reading the WebShop data folder: products, attributes and human instructions, from an
  * option or `WEBSHOP_DATA`. The only module that touches the file system for data.
  */
 import { existsSync, readFileSync } from 'node:fs';

@@ -6,7 +6,7 @@ import { parseAction, Shop } from './shop.ts';
 
 const shop = Shop.create({ catalogue: { kind: 'synthetic', size: 120, seed: 11 } });
 
-describe('parse_action (spec §4)', () => {
+describe('parse_action', () => {
   it('follows the greedy regex and its no-op cases', () => {
     expect(parseAction('click[buy now] thanks')).toEqual({ name: 'click', arg: 'buy now' });
     expect(parseAction('search[a [b] c]')).toEqual({ name: 'search[a ', arg: 'b] c' });

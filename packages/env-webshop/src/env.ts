@@ -1,5 +1,5 @@
 /**
- * `createWebshopEnv`: WebShop as a `TextEnv` (spec §7). One episode logic, two ways to produce the
+ * `createWebshopEnv`: WebShop as a `TextEnv`, as verl-agent runs it. One episode logic, two ways to produce the
  * page: direct (render + convert in process) and browser (Chromium via Puppeteer, see
  * `browser-env.ts`); both go through the same state machine and converter.
  */

@@ -1,5 +1,5 @@
 /**
- * thefuzz 0.19 `token_set_ratio` (difflib backend) and WebShop's `normalize_color` (spec §6).
+ * thefuzz 0.19 `token_set_ratio` (difflib backend) and WebShop's `normalize_color`, as the reward uses them.
  */
 import { sequenceMatcherRatio } from '@agentrl/core/difflib';
 import { pyStrRepr, roundHalfEven } from './python-format.ts';

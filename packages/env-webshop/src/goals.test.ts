@@ -24,7 +24,7 @@ const vectors = JSON.parse(
   readFileSync(new URL('../test-vectors/synthetic-goals.json', import.meta.url), 'utf8'),
 ) as GoalVectors;
 
-describe('goals and splits (spec §2)', () => {
+describe('goals and splits', () => {
   it('matches the reference pipeline run by CPython (prices, bounds, option order, shuffle)', () => {
     const catalogue = loadCatalogue({ kind: 'synthetic', ...vectors.catalogue });
     for (const expected of vectors.seeds) {

@@ -1,5 +1,5 @@
 /**
- * Goals (spec §2): paid prices, synthetic and human goals with their price bounds, the per-seed
+ * Goals (WebShop's `web_agent_site/engine/goal.py`): paid prices, synthetic and human goals with their price bounds, the per-seed
  * permutation and the index splits, reproducing CPython's `random` stream exactly.
  */
 import type { Product } from './catalogue.ts';
@@ -28,7 +28,7 @@ export const PRICE_RANGE: readonly number[] = Array.from({ length: 99 }, (_, i) 
 /** Which goals to build: verl-agent's default is synthetic. */
 export type GoalSource = 'synthetic' | 'human';
 
-/** Draws the paid price of every product (spec §1.2), in product order. */
+/** Draws the paid price of every product, in product order (Python `random`, as the engine). */
 export function drawProductPrices(
   products: readonly Product[],
   random: PyRandom,
@@ -65,7 +65,7 @@ function cartesian(lists: readonly (readonly string[])[]): string[][] {
   return out;
 }
 
-/** Synthetic goals (spec §2.1): one price bound per product, one goal per option combination. */
+/** Synthetic goals (verl-agent's default): one price bound per product, one goal per option combination. */
 export function syntheticGoals(
   products: readonly Product[],
   prices: ReadonlyMap<string, number>,
@@ -121,7 +121,7 @@ function stripDots(s: string): string {
   return s.replace(/^\.+|\.+$/g, '');
 }
 
-/** Human goals (spec §2.2): one per instruction with attributes, one price bound each. */
+/** Human goals: one per instruction with attributes, one price bound each. */
 export function humanGoals(
   products: readonly Product[],
   prices: ReadonlyMap<string, number>,
@@ -150,7 +150,7 @@ export function humanGoals(
   return goals;
 }
 
-/** The goal list and paid prices one worker sees for `seed` (spec §2.3). */
+/** The goal list and paid prices one worker sees for `seed` (`random.seed(seed)`, prices, goals, shuffle). */
 export interface GoalSet {
   readonly seed: number;
   readonly prices: ReadonlyMap<string, number>;
@@ -179,7 +179,7 @@ export function buildGoalSet(
 export type Split = 'test' | 'train' | 'all';
 
 /**
- * Index range of a split: test = 0..testSize-1, train = testSize..n-1 (spec §2.3, testSize 500).
+ * Index range of a split: test = 0..testSize-1, train = testSize..n-1 (verl-agent: testSize 500).
  * Small synthetic catalogues have fewer goals: the test size is then capped at half of them.
  */
 export function splitRange(

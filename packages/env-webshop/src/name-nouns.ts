@@ -1,5 +1,6 @@
 /**
- * The default `nameNouns` provider of the reward's type check (spec §6, "spaCy caveat").
+ * The default `nameNouns` provider of the reward's type check (WebShop runs spaCy there, which
+ * has no JavaScript equivalent).
  *
  * The reference tags product names with spaCy `en_core_web_sm` and keeps NOUN/PROPN tokens. No
  * precomputed table ships yet (spaCy cannot run here), so the default tags names with the npm

@@ -1,5 +1,5 @@
 /**
- * Server-side rendering of the shop's pages (spec §3.1). One function renders every page of both
+ * Server-side rendering of the shop's pages (the pages and URLs of WebShop's Flask app). One function renders every page of both
  * the direct env and the local site, so the text converter sees the same HTML in both modes. The
  * markup has no whitespace between tags, so a browser's DOM keeps exactly the rendered text nodes.
  */

@@ -8,7 +8,7 @@ import {
   webshopParser,
 } from './prompts.ts';
 
-describe('verl-agent projection (spec §7.4)', () => {
+describe('verl-agent projection', () => {
   it('takes the first action block, lower-cased and stripped, and needs think tags', () => {
     expect(
       webshopParser('<think>x</think><action> Click[Buy Now] </action><action>no</action>'),
@@ -40,7 +40,7 @@ describe('verl-agent projection (spec §7.4)', () => {
   });
 });
 
-describe('observation formatting and prompts (spec §7.2–7.3)', () => {
+describe('observation formatting and prompts', () => {
   it('quotes the parts after the task and leaves the done page raw', () => {
     const raw =
       'Instruction: [SEP] find x [SEP] Back to Search [SEP] Page 1 (Total results: 0) [SEP] Next >';

@@ -1,5 +1,5 @@
 /**
- * verl-agent's WebShop layer (spec §7): observation formatting, admissible actions, the two
+ * verl-agent's WebShop layer (its env manager, prompts and `webshop_projection`): observation formatting, admissible actions, the two
  * prompt templates with history, and the action projection used as the package's parser.
  */
 import type { ActionParser, PromptTemplate } from '@agentrl/core';
@@ -70,7 +70,7 @@ export interface WebshopPromptInput {
   readonly historyLength?: number;
 }
 
-/** The user prompt of one step (spec §7.3). */
+/** The user prompt of one step (verl-agent's WebShop templates, verbatim). */
 export function buildWebshopPrompt(input: WebshopPromptInput): string {
   const k = input.historyLength ?? 2;
   const available = input.admissibleActions.map((a) => `'${a}',`).join('\n');
@@ -113,7 +113,7 @@ export const webshopPrompt: PromptTemplate = (context) =>
 
 const CJK = /[\u4e00-\u9fff]/;
 
-/** `webshop_projection` (spec §7.4): never throws. */
+/** verl-agent's `webshop_projection`: never throws. */
 export const webshopParser: ActionParser = (responseText) => {
   const text = typeof responseText === 'string' ? responseText : String(responseText);
   const lower = text.toLowerCase();

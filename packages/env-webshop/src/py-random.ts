@@ -1,6 +1,6 @@
 /**
  * A small port of CPython's `random` module (MT19937), enough to reproduce WebShop's goal price
- * bounds and goal permutation bit for bit (spec §2.3): `seed(int)`, `random`, `uniform`,
+ * bounds and goal permutation bit for bit: `seed(int)`, `random`, `uniform`,
  * `_randbelow`, `sample(pop, k)` (pool method) and `shuffle`.
  */
 

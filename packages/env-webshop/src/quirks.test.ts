@@ -30,7 +30,7 @@ function product(asin: string, extra: Partial<Product> = {}): Product {
   };
 }
 
-describe('reference quirks (spec §8)', () => {
+describe('quirks of the reference WebShop that we keep', () => {
   it('sets only the last option group when two groups share a value', () => {
     const p = product('B0SHARED01', {
       options: [

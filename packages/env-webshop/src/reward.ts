@@ -1,5 +1,5 @@
 /**
- * WebShop's reward `get_reward` with every part (spec §6): type, attributes, options, price.
+ * WebShop's reward `get_reward` with every part: type, attributes, options, price.
  */
 import { type FuzzInput, normalizeColor, tokenSetRatio } from './fuzz.ts';
 

@@ -25,7 +25,7 @@ function doc(asin: string, Title: string): Product {
   };
 }
 
-describe('search engine (spec §5)', () => {
+describe('search engine', () => {
   it('analyzes with possessives, stop words and the Porter stemmer', () => {
     expect(analyze("The men's Running Shoes for a runner")).toEqual([
       'men',

@@ -1,5 +1,5 @@
 /**
- * The search engine of spec §5: one document per product, Lucene 8 BM25 (k1 = 0.9, b = 0.4) with
+ * WebShop's search engine (pyserini's `LuceneSearcher` over its product index): one document per product, Lucene 8 BM25 (k1 = 0.9, b = 0.4) with
  * one-byte length norms, a bag-of-words query with term counts as boosts, top 50 hits.
  *
  * Ranking approximates pyserini's Lucene index: the analyzer here is `Intl.Segmenter` word

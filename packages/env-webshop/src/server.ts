@@ -1,5 +1,5 @@
 /**
- * The local shop site (spec §3.1): a small `node:http` server on 127.0.0.1 that renders the same
+ * The local shop site (WebShop's pages and URLs): a small `node:http` server on 127.0.0.1 that renders the same
  * pages as the direct env. Every page state is in its URL; sessions (goal per session id) live in
  * memory. `fixed_<n>` session ids play goal n. Every asset is served locally.
  */

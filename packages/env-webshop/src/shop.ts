@@ -1,6 +1,6 @@
 /**
  * The shop: catalogue, search engine, per-seed goal sets, and the per-session state machine of
- * spec §4 (the reference text env's transitions, no-ops and quirks). Shared by the direct env,
+ * WebShop's `WebAgentTextEnv` (its transitions, no-ops and quirks). Shared by the direct env,
  * the browser env and the local site.
  */
 import { InvalidInputError } from '@agentrl/core';
@@ -53,7 +53,7 @@ export class Shop {
     return new Shop(loadCatalogue(options.catalogue ?? { kind: 'data' }), options);
   }
 
-  /** The goals and paid prices of a worker seeded with `seed` (spec §2.3). */
+  /** The goals and paid prices of a worker seeded with `seed` (as verl-agent seeds each worker). */
   goalSet(seed: number): GoalSet {
     let set = this.#goalSets.get(seed);
     if (!set) {
@@ -149,7 +149,7 @@ export interface SessionStepResult {
     | 'noop';
 }
 
-/** One shopping session: the goal, the session variables, the current page (spec §4). */
+/** One shopping session: the goal, the session variables, the current page. */
 export class ShopSession {
   readonly shop: Shop;
   readonly sessionId: string;
@@ -277,7 +277,7 @@ export class ShopSession {
     return null;
   }
 
-  /** Applies one action (spec §4). Never throws for any action text. */
+  /** Applies one action as WebShop's text env does. Never throws for any action text. */
   step(action: string): SessionStepResult {
     if (this.#state.kind === 'done') return { reward: 0, done: true, effect: 'noop' };
     const { name, arg: rawArg } = parseAction(action);
