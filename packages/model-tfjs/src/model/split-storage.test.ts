@@ -7,7 +7,8 @@ import { isAgentRLError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendName } from '../backends/select.ts';
-import { probeWebGPUAdapter, setWebGPUBindingLimit } from '../backends/webgpu/setup.ts';
+import { selectBackend } from '../backends/select.ts';
+import { probeWebGPUAdapter } from '../backends/webgpu/setup.ts';
 import { createCausalLM, type LoadOptions, loadCausalLM } from '../io/checkpoint.ts';
 import { readSafetensors } from '../io/safetensors.ts';
 import { OPTIMIZER_STATE_FILE } from '../io/training-state.ts';
@@ -47,8 +48,9 @@ function splitOptions(backend: 'cpu' | 'webgpu'): LoadOptions {
 }
 
 /** On webgpu, the device's binding cap for the whole model (the adapter's) or the split one. */
-function useLimit(backend: BackendName, which: 'whole' | 'split'): void {
-  if (backend === 'webgpu') setWebGPUBindingLimit(which === 'split' ? LIMITS.webgpu : undefined);
+async function useLimit(backend: BackendName, which: 'whole' | 'split'): Promise<void> {
+  if (backend !== 'webgpu') return;
+  await selectBackend(which === 'split' ? splitOptions(backend) : { backend });
 }
 
 const sftSamples = expected.cases
@@ -85,10 +87,10 @@ for (const { backend, skipReason } of [
         whole = await loadCausalLM(fixtureDir, { backend }); // on webgpu: the adapter's limit
         split = await loadCausalLM(fixtureDir, splitOptions(backend));
       });
-      afterAll(() => {
+      afterAll(async () => {
         whole?.dispose();
         split?.dispose();
-        setWebGPUBindingLimit(undefined);
+        await useLimit(backend, 'whole');
       });
 
       it('holds the embedding as blocks under the limit and nothing else split', () => {
@@ -108,9 +110,9 @@ for (const { backend, skipReason } of [
       it('gives the log-probs and entropies of the whole model (1e-3) and of the reference', async () => {
         const tol = expected.tolerance.token_log_probs_abs;
         for (const c of expected.cases) {
-          useLimit(backend, 'whole');
+          await useLimit(backend, 'whole');
           const a = await whole.scoreTokens(c.sequences);
-          useLimit(backend, 'split');
+          await useLimit(backend, 'split');
           const b = await split.scoreTokens(c.sequences); // long rows are scored in groups
           c.sequences.forEach((_, i) => {
             expect(maxAbsDiff(b.logProbs[i]!, a.logProbs[i]!), c.name).toBeLessThan(tol);
@@ -120,7 +122,7 @@ for (const { backend, skipReason } of [
       });
 
       it('picks the same greedy tokens, with and without the KV cache', async () => {
-        useLimit(backend, 'split');
+        await useLimit(backend, 'split');
         for (const c of expected.cases) {
           const out = await split.generate(c.sequences, {
             maxNewTokens: 1,
@@ -140,9 +142,9 @@ for (const { backend, skipReason } of [
       });
 
       it('saves the one HF embedding tensor, byte for byte what the whole model saves', async () => {
-        useLimit(backend, 'whole');
+        await useLimit(backend, 'whole');
         await whole.save(join(work, 'whole'));
-        useLimit(backend, 'split');
+        await useLimit(backend, 'split');
         await split.save(join(work, 'split'));
         const a = await readFile(join(work, 'whole', 'model.safetensors'));
         const b = await readFile(join(work, 'split', 'model.safetensors'));

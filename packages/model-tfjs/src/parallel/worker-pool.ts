@@ -15,14 +15,7 @@ import {
 } from '../backends/switches.ts';
 import type { CausalLMConfig } from '../model/config.ts';
 import type { ParameterStore } from '../model/parameter-store.ts';
-import type { GradientJob } from '../train/samples.ts';
-
-/** Gradient sums computed by a worker (one array per variable, checkpoint order). */
-export interface WorkerGradients {
-  readonly grads: Float32Array[];
-  readonly loss: number;
-  readonly metrics: Record<string, number>;
-}
+import type { GradientJob, WorkerGradients } from '../train/samples.ts';
 
 /** What the calling thread sends to a worker. */
 export type WorkerCommand =
@@ -69,7 +62,7 @@ async function readWeights(store: ParameterStore): Promise<Float32Array[]> {
   );
 }
 
-/** A fixed set of worker threads holding copies of one model. */
+/** A fixed set of worker threads holding copies of one model (the train steps' `GradientWorkers`). */
 export class WorkerPool {
   readonly size: number;
   readonly #workers: Worker[];

@@ -42,3 +42,10 @@ export type GradientJob =
       readonly microBatches: readonly (readonly SupervisedSample[])[];
       readonly weights: readonly number[];
     };
+
+/** Gradient sums computed by a worker thread (one array per variable, checkpoint order). */
+export interface WorkerGradients {
+  readonly grads: Float32Array[];
+  readonly loss: number;
+  readonly metrics: Record<string, number>;
+}

@@ -14,9 +14,19 @@ import { fusedKernelsActive, fusedTokenLogProbs } from '../backends/webgpu/kerne
 import type { CausalLMConfig } from '../model/config.ts';
 import { pickLogProbs } from '../model/ops.ts';
 import type { ParameterStore } from '../model/parameter-store.ts';
-import type { WorkerPool } from '../parallel/worker-pool.ts';
 import { AdamWState, applyAdamW, type OptimizerOptions } from './optimizer.ts';
-import type { GradientJob, PolicySample, SupervisedSample } from './samples.ts';
+import type { GradientJob, PolicySample, SupervisedSample, WorkerGradients } from './samples.ts';
+
+/**
+ * Threads that hold copies of the weights and compute gradient sums of a shard of a step
+ * (`parallel/worker-pool.ts`): a step splits its micro-batches between the calling thread and
+ * them, and sends them the new weights after the update.
+ */
+export interface GradientWorkers {
+  readonly size: number;
+  gradients(index: number, job: GradientJob): Promise<WorkerGradients>;
+  syncWeights(store: ParameterStore): Promise<void>;
+}
 
 /**
  * What training needs of a model: its config and backend, its parameters (weights, adapters,
@@ -26,7 +36,7 @@ export interface TrainableModel {
   readonly config: CausalLMConfig;
   readonly backend: BackendName;
   readonly parameters: ParameterStore;
-  readonly workerPool?: WorkerPool | undefined;
+  readonly workerPool?: GradientWorkers | undefined;
   positionLogits(
     sequences: readonly (readonly number[])[],
     rows?: Int32Array,

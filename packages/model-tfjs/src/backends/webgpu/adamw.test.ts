@@ -15,12 +15,7 @@ import {
 } from '../../train/optimizer.ts';
 import { selectBackend } from '../select.ts';
 import { momentsGroupLimit, normGroupLimit } from './kernels/adamw.ts';
-import {
-  countWebGPUDispatches,
-  probeWebGPUAdapter,
-  setWebGPUBindingLimit,
-  webgpuBindingLimit,
-} from './setup.ts';
+import { countWebGPUDispatches, probeWebGPUAdapter, webgpuBindingLimit } from './setup.ts';
 
 const fixtureDir = fileURLToPath(
   new URL('../../../../../../shared/fixtures/qwen2-tiny', import.meta.url),
@@ -61,8 +56,10 @@ interface Run {
 
 /** Three AdamW steps over `shapes`; moments read (and so unpacked) after the second. */
 async function threeSteps(backend: 'cpu' | 'webgpu', bindingLimit?: number): Promise<Run> {
-  await selectBackend({ backend });
-  if (bindingLimit !== undefined) setWebGPUBindingLimit(bindingLimit);
+  await selectBackend({
+    backend,
+    ...(bindingLimit === undefined ? {} : { webgpu: { maxBindingBytes: bindingLimit } }),
+  });
   const vars = shapes.map((s, i) =>
     tf.variable(
       tf.tensor(
@@ -107,7 +104,7 @@ async function threeSteps(backend: 'cpu' | 'webgpu', bindingLimit?: number): Pro
   const params = await Promise.all(vars.map(async (x) => (await x.data()) as Float32Array));
   state.dispose();
   tf.dispose(vars);
-  setWebGPUBindingLimit(undefined);
+  await selectBackend({ backend }); // the binding cap back to the adapter's
   return layout === undefined ? { params, m, v, norms } : { params, m, v, norms, layout };
 }
 
@@ -122,8 +119,8 @@ function maxDiff(a: readonly Float32Array[], b: readonly Float32Array[]): number
 }
 
 describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skipReason}`, () => {
-  afterAll(() => {
-    setWebGPUBindingLimit(undefined);
+  afterAll(async () => {
+    await selectBackend({ backend: 'webgpu' });
   });
 
   it('takes the cpu backend steps (clipped, decayed), moments included, over several blocks', async () => {
@@ -159,9 +156,11 @@ describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skip
     ['with a parameter outside the blocks', 256],
   ] as const) {
     it(`skips a step with a non-finite gradient norm, changing no parameter or moment (${label})`, async () => {
-      await selectBackend({ backend: 'webgpu' });
       // 256 bytes: the 40-element parameter binds (160) but its moments (320) do not pack.
-      if (limit !== undefined) setWebGPUBindingLimit(limit);
+      await selectBackend({
+        backend: 'webgpu',
+        ...(limit === undefined ? {} : { webgpu: { maxBindingBytes: limit } }),
+      });
       const vars = [tf.variable(tf.tensor1d([1, 2, 3])), tf.variable(tf.fill([40], 0.5))];
       const state = new AdamWState();
       const g1 = [tf.tensor1d([0.1, 0.2, 0.3]), tf.fill([40], 0.1)];
@@ -176,7 +175,7 @@ describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skip
       const before = await snapshot();
       const g2 = [tf.tensor1d([0, Number.NaN, 0]), tf.fill([40], 1)];
       const r = await applyAdamW(state, vars, g2, options);
-      setWebGPUBindingLimit(undefined);
+      await selectBackend({ backend: 'webgpu' });
       expect(r.skipped).toBe(true);
       expect(state.step).toBe(1);
       expect(await snapshot()).toEqual(before);

@@ -4,12 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createCausalLM } from '../../io/checkpoint.ts';
 import { selectBackend } from '../select.ts';
 import { elementwiseProgram, type WebGPUProgram } from './kernels/programs.ts';
-import {
-  probeWebGPUAdapter,
-  setWebGPUBindingLimit,
-  WebGPUError,
-  withGpuErrorScope,
-} from './setup.ts';
+import { probeWebGPUAdapter, WebGPUError, withGpuErrorScope } from './setup.ts';
 
 const adapter = await probeWebGPUAdapter().catch(() => undefined);
 const skipReason =
@@ -87,7 +82,7 @@ describe.skipIf(adapter === undefined)(`GPU errors on webgpu${skipReason}`, () =
       );
       whole.dispose();
     } finally {
-      setWebGPUBindingLimit(undefined);
+      await selectBackend({ backend: 'webgpu' }); // the binding cap back to the adapter's
       model.dispose();
     }
     expect(Array.from(await tf.add(tf.ones([4]), 1).data())).toEqual([2, 2, 2, 2]);

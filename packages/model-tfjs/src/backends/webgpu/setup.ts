@@ -500,13 +500,6 @@ export function webgpuBindingLimit(): number | undefined {
   return state?.bindingLimit;
 }
 
-/** Lowers (or restores, with `undefined`) the binding cap, e.g. to test row splitting. */
-export function setWebGPUBindingLimit(bytes: number | undefined): void {
-  const s = state;
-  if (s === undefined) return;
-  s.bindingLimit = clampLimit(bytes, s.summary.maxStorageBufferBindingSize);
-}
-
 /** Which backend tfjs runs on and, on webgpu, the adapter: for run metadata. */
 export function backendInfo(): { backend: string; adapter?: WebGPUAdapterSummary } {
   const backend = tf.getBackend();

@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededFloats } from '../../test-models.ts';
 import { selectBackend } from '../select.ts';
-import { probeWebGPUAdapter, setWebGPUBindingLimit, webgpuBindingLimit } from './setup.ts';
+import { probeWebGPUAdapter, webgpuBindingLimit } from './setup.ts';
 import { blockRanges, gatherSplitRows, matMulSplitRowsT, splitRows } from './split.ts';
 
 const adapter = await probeWebGPUAdapter().catch(() => undefined);
@@ -55,10 +55,11 @@ describe.skipIf(adapter === undefined)(
     let want: Awaited<ReturnType<typeof reference>>;
     beforeAll(async () => {
       want = await reference();
-      await selectBackend({ backend: 'webgpu' });
-      setWebGPUBindingLimit(LIMIT);
+      await selectBackend({ backend: 'webgpu', webgpu: { maxBindingBytes: LIMIT } });
     });
-    afterAll(() => setWebGPUBindingLimit(undefined));
+    afterAll(async () => {
+      await selectBackend({ backend: 'webgpu' });
+    });
 
     it('refuses a kernel that would bind the whole matrix, instead of returning stale data', async () => {
       expect(webgpuBindingLimit()).toBe(LIMIT);
