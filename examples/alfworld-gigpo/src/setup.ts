@@ -13,8 +13,8 @@ import {
   TINY_HOUSEHOLD,
 } from '@agentrl/env-alfworld';
 import { type CausalLM, createCausalLM } from '@agentrl/model-tfjs';
+import { TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
 import type { EnvSpec, Expert } from '@agentrl/runner';
-import { TfjsTrainablePolicy } from '@agentrl/runner/tfjs';
 import { compactPrompt } from './compact-prompt.ts';
 import { WordTokenizer } from './word-tokenizer.ts';
 

@@ -35,8 +35,12 @@ export type {
   FinishReason,
   GenerationResult,
   Policy,
+  ResponseScores,
   SamplingOptions,
+  SftBatch,
   Tokenizer,
+  TrainablePolicy,
+  TrainBatch,
 } from './policy.ts';
 export {
   type EnvRegistration,

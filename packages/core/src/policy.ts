@@ -63,3 +63,48 @@ export interface ChatMessage {
   readonly role: 'system' | 'user' | 'assistant';
   readonly content: string;
 }
+
+/** One PPO mini-batch, as plain data (rows = step samples). */
+export interface TrainBatch {
+  readonly promptTokenIds: readonly (readonly number[])[];
+  readonly responseTokenIds: readonly (readonly number[])[];
+  /** Sampling log-probs of the response tokens (the PPO "old" log-probs). */
+  readonly oldLogProbs: readonly (readonly number[])[];
+  /** One advantage per row, broadcast to the row's tokens by the model side. */
+  readonly advantages: readonly number[];
+}
+
+/** One supervised batch: prompt ids and the target response ids (EOS included). */
+export interface SftBatch {
+  readonly promptTokenIds: readonly (readonly number[])[];
+  readonly responseTokenIds: readonly (readonly number[])[];
+}
+
+/** Per-token scores of response tokens under the current weights (one value per response token). */
+export interface ResponseScores {
+  /** Log-probs at the rollout temperature (comparable with the sampling log-probs). */
+  readonly logProbs: readonly (readonly number[])[];
+  /** Entropies (nats) of the full next-token distribution at the same positions, when known. */
+  readonly entropies?: readonly (readonly number[])[];
+}
+
+/**
+ * A policy a trainer can update: generation plus an update step and persistence. Metrics
+ * returned by `trainStep` (loss, gradNorm before clipping, pgClipfrac, ppoKl, entropyLoss,
+ * numTensors...) are averaged over mini-batches and logged by the trainer under `update/`.
+ * Declared here, beside {@link Policy}, so that a model package implements it without depending
+ * on the runner.
+ */
+export interface TrainablePolicy extends Policy {
+  trainStep(batch: TrainBatch): Promise<Record<string, number>>;
+  sftStep?(batch: SftBatch): Promise<Record<string, number>>;
+  /**
+   * Scores responses under the current weights. When present, the trainer scores the rows of each
+   * update after it and logs how far the policy moved (`policy/…` metrics).
+   */
+  scoreResponses?(batch: SftBatch): Promise<ResponseScores>;
+  /** Writes weights and optimizer state into the (existing, empty) folder `dir`. */
+  save(dir: string): Promise<void>;
+  /** Restores what {@link TrainablePolicy.save} wrote. */
+  load(dir: string): Promise<void>;
+}

@@ -3,6 +3,8 @@
  * and the `agentrl` CLI.
  */
 
+// The model contract lives in @agentrl/core; re-exported for existing imports.
+export type { ResponseScores, SftBatch, TrainablePolicy, TrainBatch } from '@agentrl/core';
 // The OpenAI-compatible client lives in @agentrl/model-openai; re-exported for existing imports.
 export { OpenAICompatibleAgent, type OpenAICompatibleOptions } from '@agentrl/model-openai';
 export {
@@ -79,10 +81,6 @@ export {
 export { mean, summary, wilsonInterval } from './stats.ts';
 export {
   type AdvantageEstimator,
-  type ResponseScores,
-  type SftBatch,
-  type TrainablePolicy,
-  type TrainBatch,
   Trainer,
   type TrainerEvent,
   type TrainerOptions,

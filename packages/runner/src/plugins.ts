@@ -6,12 +6,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, type EnvInfo, getEnvRegistration, type Tokenizer } from '@agentrl/core';
+import {
+  ConfigError,
+  type EnvInfo,
+  getEnvRegistration,
+  type Tokenizer,
+  type TrainablePolicy,
+} from '@agentrl/core';
 import type { RunConfig } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { EnvSpec } from './rollout.ts';
 import type { Expert } from './sft.ts';
-import type { TrainablePolicy } from './trainer.ts';
 
 /** What a model module's `createModel` receives besides the model config. */
 export interface ModelContext {

@@ -11,10 +11,10 @@ import {
   type PromptContext,
   Rng,
   type Tokenizer,
+  type TrainablePolicy,
 } from '@agentrl/core';
 import type { Logger } from './logger.ts';
 import { type EnvSpec, resetSeedFor } from './rollout.ts';
-import type { TrainablePolicy } from './trainer.ts';
 
 /** One demonstration: the prompt text and the response the model should produce. */
 export interface Demonstration {

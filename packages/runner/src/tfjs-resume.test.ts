@@ -9,9 +9,9 @@ import {
   HFTokenizer,
   loadCausalLM,
 } from '@agentrl/model-tfjs';
+import { TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
 import { describe, expect, it } from 'vitest';
 import { corridorSpec, meanBaselineEstimator } from '../test/helpers.ts';
-import { TfjsTrainablePolicy } from './tfjs-policy.ts';
 import { Trainer, type TrainerOptions } from './trainer.ts';
 
 const vocabulary = buildWordVocabulary([

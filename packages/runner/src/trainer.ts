@@ -8,6 +8,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { filterGroupsWithEqualRewards } from '@agentrl/algorithms';
 import {
   ConfigError,
   DataError,
@@ -16,6 +17,8 @@ import {
   type StepRecord,
   stepBatchFromRecords,
   type Tokenizer,
+  type TrainablePolicy,
+  type TrainBatch,
 } from '@agentrl/core';
 import { z } from 'zod';
 import { policyAgent } from './agent.ts';
@@ -29,52 +32,9 @@ import {
   sampledNegLogProb,
   stepGroupMetrics,
 } from './metrics.ts';
-import { EnvPool, type EnvSpec, type RolloutResult } from './rollout.ts';
+import { EnvPool, type EnvSpec, type EpisodeSummary, type RolloutResult } from './rollout.ts';
 import { writeSamples } from './samples.ts';
 import { mean, summary } from './stats.ts';
-
-/** One PPO mini-batch, as plain data (rows = step samples). */
-export interface TrainBatch {
-  readonly promptTokenIds: readonly (readonly number[])[];
-  readonly responseTokenIds: readonly (readonly number[])[];
-  /** Sampling log-probs of the response tokens (the PPO "old" log-probs). */
-  readonly oldLogProbs: readonly (readonly number[])[];
-  /** One advantage per row, broadcast to the row's tokens by the model side. */
-  readonly advantages: readonly number[];
-}
-
-/** One supervised batch: prompt ids and the target response ids (EOS included). */
-export interface SftBatch {
-  readonly promptTokenIds: readonly (readonly number[])[];
-  readonly responseTokenIds: readonly (readonly number[])[];
-}
-
-/** Per-token scores of response tokens under the current weights (one value per response token). */
-export interface ResponseScores {
-  /** Log-probs at the rollout temperature (comparable with the sampling log-probs). */
-  readonly logProbs: readonly (readonly number[])[];
-  /** Entropies (nats) of the full next-token distribution at the same positions, when known. */
-  readonly entropies?: readonly (readonly number[])[];
-}
-
-/**
- * What the trainer needs from a model: generation plus an update step and persistence. Metrics
- * returned by `trainStep` (loss, gradNorm before clipping, pgClipfrac, ppoKl, entropyLoss,
- * numTensors...) are averaged over mini-batches and logged under `update/`.
- */
-export interface TrainablePolicy extends Policy {
-  trainStep(batch: TrainBatch): Promise<Record<string, number>>;
-  sftStep?(batch: SftBatch): Promise<Record<string, number>>;
-  /**
-   * Scores responses under the current weights. When present, the trainer scores the rows of each
-   * update after it and logs how far the policy moved (`policy/…` metrics).
-   */
-  scoreResponses?(batch: SftBatch): Promise<ResponseScores>;
-  /** Writes weights and optimizer state into the (existing, empty) folder `dir`. */
-  save(dir: string): Promise<void>;
-  /** Restores what {@link TrainablePolicy.save} wrote. */
-  load(dir: string): Promise<void>;
-}
 
 /** Advantage estimator: one advantage per row of the batch (from `@agentrl/algorithms`). */
 export type AdvantageEstimator = (batch: StepBatch) => ArrayLike<number>;
@@ -242,20 +202,17 @@ export class Trainer {
       });
       results.push(result);
       const last = attempt === maxTries - 1;
+      // Dynamic sampling (DAPO): a group whose episode rewards are all equal carries no signal; the
+      // last try keeps all. Episodes come in slot order: trajectory k is in group ⌊k / groupSize⌋.
+      const keptIndices = filterGroupsWithEqualRewards({
+        episodeRewards: result.episodes.map((e) => e.episodeReward),
+        groupSize: o.groupSize,
+        lastTry: !dyn || last,
+      });
       const keepGroup = new Set<string>();
-      const rewards = new Map<string, number[]>();
-      for (const e of result.episodes) {
-        const list = rewards.get(e.groupId) ?? [];
-        list.push(Math.fround(e.episodeReward));
-        rewards.set(e.groupId, list);
-      }
-      for (const [g, list] of rewards) {
-        // Spec §8: a group whose episode rewards are all equal carries no signal; the last try keeps all.
-        if (!dyn || last || list.some((v) => v !== list[0])) {
-          keepGroup.add(g);
-          keptTrajectories += list.length;
-        } else droppedGroups++;
-      }
+      for (const k of keptIndices) keepGroup.add((result.episodes[k] as EpisodeSummary).groupId);
+      keptTrajectories += keptIndices.length;
+      droppedGroups += o.groups - keepGroup.size;
       for (const r of result.records) if (keepGroup.has(r.groupId)) kept.push(r);
       if (keptTrajectories >= target) break;
     }

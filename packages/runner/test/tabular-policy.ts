@@ -5,9 +5,9 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ResponseScores, SftBatch, TrainablePolicy, TrainBatch } from '@agentrl/core';
 import { type GenerationResult, Rng, type SamplingOptions } from '@agentrl/core';
 import { CodePointTokenizer } from '@agentrl/core/test';
-import type { ResponseScores, SftBatch, TrainablePolicy, TrainBatch } from '../src/trainer.ts';
 
 export const RESPONSES = [
   '<action>go east</action>',
