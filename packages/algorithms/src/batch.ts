@@ -2,7 +2,14 @@
  * Validation of a {@link StepBatch} (spec §1) and its translation into dense integer indices:
  * every estimator works on `Int32Array` group / trajectory indices, never on strings.
  */
-import { ConfigError, InvalidInputError, type StepBatch } from '@agentrl/core';
+import {
+  ConfigError,
+  checkOptionKeys,
+  InvalidInputError,
+  type OptionSpec,
+  type OptionsSchema,
+  type StepBatch,
+} from '@agentrl/core';
 
 /** How the episode-level population of a group is formed (spec §3). */
 export type EpisodeStatistics = 'per-step-sample' | 'per-trajectory';
@@ -191,9 +198,28 @@ export function booleanOption(value: unknown, fallback: boolean, field: string):
   return value;
 }
 
+/** The options every estimator shares; each estimator's schema lists them beside its own. */
+export const SHARED_OPTIONS = {
+  invalidActionPenalty: {
+    description:
+      'c subtracted from the episode score (and, in GiGPO, the step return) of rows with an invalid action; 0 disables',
+    default: 0.1,
+  },
+  epsilon: { description: 'ε added to the group standard deviation', default: 1e-6 },
+  episodeStatistics: {
+    description:
+      "population of a task group's statistics: 'per-step-sample' (every row, the reference's) or 'per-trajectory' (one per trajectory, the paper's Eq. 3)",
+    default: 'per-step-sample',
+  },
+} as const satisfies Record<string, OptionSpec>;
+
 /** The invalid-action penalty coefficient c ≥ 0 (spec §8; default 0.1, 0 disables). */
 export function penaltyOption(value: unknown): number {
-  const c = numberOption(value, 0.1, 'invalidActionPenalty');
+  const c = numberOption(
+    value,
+    SHARED_OPTIONS.invalidActionPenalty.default,
+    'invalidActionPenalty',
+  );
   if (c < 0) {
     throw new ConfigError(`invalidActionPenalty must be >= 0 (0 disables the penalty); got ${c}`, {
       details: { field: 'invalidActionPenalty', value: c },
@@ -204,7 +230,7 @@ export function penaltyOption(value: unknown): number {
 
 /** ε ≥ 0 added to σ (spec §5; default 1e-6). */
 export function epsilonOption(value: unknown): number {
-  const eps = numberOption(value, 1e-6, 'epsilon');
+  const eps = numberOption(value, SHARED_OPTIONS.epsilon.default, 'epsilon');
   if (eps < 0) {
     throw new ConfigError(`epsilon must be >= 0; got ${eps}`, {
       details: { field: 'epsilon', value: eps },
@@ -215,7 +241,7 @@ export function epsilonOption(value: unknown): number {
 
 /** The episode-statistics population (spec §3; default `'per-step-sample'`, the reference's). */
 export function episodeStatisticsOption(value: unknown): EpisodeStatistics {
-  if (value === undefined || value === null) return 'per-step-sample';
+  if (value === undefined || value === null) return SHARED_OPTIONS.episodeStatistics.default;
   if (value === 'per-step-sample' || value === 'per-trajectory') return value;
   throw new ConfigError(
     `episodeStatistics must be 'per-step-sample' or 'per-trajectory'; got ${JSON.stringify(value)}`,
@@ -223,10 +249,15 @@ export function episodeStatisticsOption(value: unknown): EpisodeStatistics {
   );
 }
 
-/** Options must be an object (or absent, where allowed). */
+/**
+ * Options must be an object (or absent, where allowed) whose keys `schema` declares: a misspelt
+ * key fails naming the closest declared one (`where` says whose options they are).
+ */
 export function optionsObject<T extends object>(
   options: T | undefined,
   required: boolean,
+  schema: OptionsSchema,
+  where: string,
 ): Partial<T> {
   if (options === undefined && !required) return {};
   if (typeof options !== 'object' || options === null) {
@@ -234,5 +265,6 @@ export function optionsObject<T extends object>(
       details: { field: 'options' },
     });
   }
+  checkOptionKeys(options, schema, where);
   return options;
 }

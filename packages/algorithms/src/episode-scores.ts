@@ -4,6 +4,7 @@
  */
 import type { EpisodeStatistics, IndexedBatch } from './batch.ts';
 import { type GroupStatistics, groupStatistics } from './group-statistics.ts';
+import { subtractInvalidActionPenalty } from './penalty.ts';
 
 /** Row scores and the statistics of each task group's population. */
 export interface EpisodeScores {
@@ -29,11 +30,8 @@ export function episodeScores(
 ): EpisodeScores {
   const { n, groupIndex, trajectoryIndex, trajectoryCount } = ib;
   const invalid = ib.invalid;
-  const scores = episodeRewards;
-  for (let i = 0; i < n; i++) {
-    // Spec §8: the penalty lowers the score of the invalid row only.
-    if (invalid[i] === 1) scores[i] = (scores[i] as number) - penalty;
-  }
+  // Spec §8: the penalty lowers the score of the invalid row only (in place).
+  const scores = subtractInvalidActionPenalty(episodeRewards, invalid, penalty, episodeRewards);
   let include: Uint8Array | undefined;
   if (population === 'per-trajectory') {
     include = new Uint8Array(n);

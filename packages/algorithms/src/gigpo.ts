@@ -5,7 +5,7 @@
  * A = A^E + ω·A^S: an episode-level relative advantage over each task group (Eq. 3) plus a
  * step-level relative advantage over the rows that acted from the same anchor state (Eq. 6–8).
  */
-import { ConfigError, type StepBatch } from '@agentrl/core';
+import { ConfigError, type OptionsSchema, type StepBatch } from '@agentrl/core';
 import {
   type EpisodeStatistics,
   episodeStatisticsOption,
@@ -14,11 +14,13 @@ import {
   numberOption,
   optionsObject,
   penaltyOption,
+  SHARED_OPTIONS,
 } from './batch.ts';
 import { episodeScores } from './episode-scores.ts';
 import { groupStatistics } from './group-statistics.ts';
 import { episodeRelativeAdvantages } from './grpo.ts';
-import { gammaOption, trajectoryQuantities } from './returns.ts';
+import { subtractInvalidActionPenalty } from './penalty.ts';
+import { GAMMA_OPTION, gammaOption, trajectoryQuantities } from './returns.ts';
 import { exactStepGroups, similarityStepGroups } from './step-groups.ts';
 
 /** Normalisation shared by the episode and step levels (spec §5). */
@@ -47,6 +49,24 @@ export interface GiGPOOptions {
   /** Episode-level population (§3). Default `'per-step-sample'` (reference); `'per-trajectory'` is the paper's Eq. 3. */
   episodeStatistics?: EpisodeStatistics;
 }
+
+/** The options {@link computeGiGPOAdvantages} accepts, with verl-agent's defaults. */
+export const GIGPO_OPTIONS = {
+  mode: {
+    description:
+      "'mean_norm' or 'mean_std_norm' normalisation of both levels; required (the reference's defaults disagree; the paper's ALFWorld run uses 'mean_std_norm')",
+  },
+  gamma: GAMMA_OPTION,
+  stepAdvantageWeight: {
+    description: 'ω in A = A^E + ω·A^S (paper Eq. 8; reference step_advantage_w)',
+    default: 1.0,
+  },
+  similarityThreshold: {
+    description:
+      'θ in (0, 1): group anchor states by difflib ratio ≥ θ (reference similarity_thresh); absent: exact anchors',
+  },
+  ...SHARED_OPTIONS,
+} as const satisfies OptionsSchema;
 
 /** Per-row outputs, in batch order. */
 export interface GiGPOResult {
@@ -89,10 +109,14 @@ function thresholdOption(value: unknown): number | undefined {
 
 /** GiGPO advantages of every row of the batch. */
 export function computeGiGPOAdvantages(batch: StepBatch, options: GiGPOOptions): GiGPOResult {
-  const o = optionsObject(options, true);
+  const o = optionsObject(options, true, GIGPO_OPTIONS, 'GiGPO options');
   const mode = modeOption(o.mode);
   const gamma = gammaOption(o.gamma);
-  const omega = numberOption(o.stepAdvantageWeight, 1.0, 'stepAdvantageWeight');
+  const omega = numberOption(
+    o.stepAdvantageWeight,
+    GIGPO_OPTIONS.stepAdvantageWeight.default,
+    'stepAdvantageWeight',
+  );
   const penalty = penaltyOption(o.invalidActionPenalty);
   const threshold = thresholdOption(o.similarityThreshold);
   const epsilon = epsilonOption(o.epsilon);
@@ -116,11 +140,7 @@ export function computeGiGPOAdvantages(batch: StepBatch, options: GiGPOOptions):
   const stepGroupIds = groups.labels;
 
   // Spec §8: the penalty is subtracted after discounting, from the invalid row's return only.
-  const penalizedStepReturns = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    penalizedStepReturns[i] =
-      invalid[i] === 1 ? (stepReturns[i] as number) - penalty : (stepReturns[i] as number);
-  }
+  const penalizedStepReturns = subtractInvalidActionPenalty(stepReturns, invalid, penalty);
 
   // Eq. 7 (spec §5): step-level relative advantage over every row of the step group.
   const stats = groupStatistics(penalizedStepReturns, stepGroupIds, groups.count);

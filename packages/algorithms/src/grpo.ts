@@ -3,7 +3,7 @@
  * supervision; spec §7), as verl-agent's `compute_grpo_outcome_advantage`, which is also the
  * episode-level advantage A^E of GiGPO (paper Eq. 3, spec §3).
  */
-import type { StepBatch } from '@agentrl/core';
+import type { OptionsSchema, StepBatch } from '@agentrl/core';
 import {
   booleanOption,
   type EpisodeStatistics,
@@ -13,6 +13,7 @@ import {
   indexBatch,
   optionsObject,
   penaltyOption,
+  SHARED_OPTIONS,
 } from './batch.ts';
 import type { EpisodeScores } from './episode-scores.ts';
 import { episodeScores } from './episode-scores.ts';
@@ -30,6 +31,16 @@ export interface GRPOOptions {
   episodeStatistics?: EpisodeStatistics;
 }
 
+/** The options {@link computeGRPOAdvantages} accepts, with verl-agent's defaults. */
+export const GRPO_OPTIONS = {
+  normalizeByStd: {
+    description:
+      "divide by the group's standard deviation + ε (reference norm_adv_by_std_in_grpo); false is Dr.GRPO",
+    default: true,
+  },
+  ...SHARED_OPTIONS,
+} as const satisfies OptionsSchema;
+
 /** GRPO advantages of every row. */
 export interface GRPOResult {
   /** A_i (spec §7). */
@@ -40,8 +51,12 @@ export interface GRPOResult {
 
 /** Group-relative advantages A_i = (score_i − μ_g) / (σ_g + ε) (or without the division). */
 export function computeGRPOAdvantages(batch: StepBatch, options?: GRPOOptions): GRPOResult {
-  const o = optionsObject(options, false);
-  const normalizeByStd = booleanOption(o.normalizeByStd, true, 'normalizeByStd');
+  const o = optionsObject(options, false, GRPO_OPTIONS, 'GRPO options');
+  const normalizeByStd = booleanOption(
+    o.normalizeByStd,
+    GRPO_OPTIONS.normalizeByStd.default,
+    'normalizeByStd',
+  );
   const penalty = penaltyOption(o.invalidActionPenalty);
   const epsilon = epsilonOption(o.epsilon);
   const population = episodeStatisticsOption(o.episodeStatistics);

@@ -10,12 +10,19 @@ export {
 export type { EpisodeStatistics } from './batch.ts';
 export { type DynamicSamplingInput, filterGroupsWithEqualRewards } from './dynamic-sampling.ts';
 export {
+  ESTIMATOR_NAMES,
+  ESTIMATORS,
+  type EstimatorName,
+  type EstimatorRegistration,
+} from './estimators.ts';
+export {
   computeGiGPOAdvantages,
+  GIGPO_OPTIONS,
   type GiGPOMode,
   type GiGPOOptions,
   type GiGPOResult,
 } from './gigpo.ts';
-export { computeGRPOAdvantages, type GRPOOptions, type GRPOResult } from './grpo.ts';
+export { computeGRPOAdvantages, GRPO_OPTIONS, type GRPOOptions, type GRPOResult } from './grpo.ts';
 export {
   type ActorLossOptions,
   type KLPenaltyType,
@@ -46,4 +53,4 @@ export {
 } from './losses-reference.ts';
 export { applyInvalidActionPenalty } from './penalty.ts';
 export { computeStepReturns, type StepReturns, type StepReturnsOptions } from './returns.ts';
-export { computeRLOOAdvantages, type RLOOOptions, type RLOOResult } from './rloo.ts';
+export { computeRLOOAdvantages, RLOO_OPTIONS, type RLOOOptions, type RLOOResult } from './rloo.ts';

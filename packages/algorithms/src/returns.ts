@@ -5,7 +5,7 @@
  * steps are ordered by `stepIndex` (rows that repeat a `(trajectoryId, stepIndex)` are the
  * trainer's padding copies and take the values of the first such row in batch order, spec §1).
  */
-import { ConfigError, type StepBatch } from '@agentrl/core';
+import { ConfigError, type OptionSpec, type OptionsSchema, type StepBatch } from '@agentrl/core';
 import { type IndexedBatch, indexBatch, numberOption, optionsObject } from './batch.ts';
 
 /** Options of {@link computeStepReturns}. */
@@ -27,13 +27,23 @@ export interface StepReturns {
 
 /** Discounted step returns and episode rewards of every row (spec §2, §3). */
 export function computeStepReturns(batch: StepBatch, options?: StepReturnsOptions): StepReturns {
-  const o = optionsObject(options, false);
+  const o = optionsObject(options, false, STEP_RETURNS_OPTIONS, 'computeStepReturns options');
   return trajectoryQuantities(indexBatch(batch, false), gammaOption(o.gamma));
 }
 
+/** The discount option (paper Eq. 5): reference default 1.0 (`algorithm.gamma`). */
+export const GAMMA_OPTION = {
+  description:
+    "discount γ in [0, 1] of the step returns (paper Eq. 5); the paper's ALFWorld run uses 0.95",
+  default: 1.0,
+} as const satisfies OptionSpec;
+
+/** Options of {@link computeStepReturns}, declared. */
+export const STEP_RETURNS_OPTIONS: OptionsSchema = { gamma: GAMMA_OPTION };
+
 /** γ ∈ [0, 1], default 1.0 (reference `algorithm.gamma`). */
 export function gammaOption(value: unknown): number {
-  const gamma = numberOption(value, 1.0, 'gamma');
+  const gamma = numberOption(value, GAMMA_OPTION.default, 'gamma');
   if (gamma < 0 || gamma > 1) {
     throw new ConfigError(`gamma must be in [0, 1]; got ${gamma}`, {
       details: { field: 'gamma', value: gamma },

@@ -2,7 +2,7 @@
  * RLOO's leave-one-out outcome advantage (Ahmadian et al. 2024; spec §7), as verl-agent's
  * `compute_rloo_outcome_advantage`.
  */
-import type { StepBatch } from '@agentrl/core';
+import type { OptionsSchema, StepBatch } from '@agentrl/core';
 import {
   type EpisodeStatistics,
   episodeStatisticsOption,
@@ -10,6 +10,7 @@ import {
   indexBatch,
   optionsObject,
   penaltyOption,
+  SHARED_OPTIONS,
 } from './batch.ts';
 import { episodeScores } from './episode-scores.ts';
 import { trajectoryQuantities } from './returns.ts';
@@ -27,6 +28,16 @@ export interface RLOOOptions {
   episodeStatistics?: EpisodeStatistics;
 }
 
+/** The options {@link computeRLOOAdvantages} accepts, with verl-agent's defaults. */
+export const RLOO_OPTIONS = {
+  invalidActionPenalty: SHARED_OPTIONS.invalidActionPenalty,
+  epsilon: {
+    description: 'accepted for symmetry with GRPO; RLOO divides by nothing',
+    default: SHARED_OPTIONS.epsilon.default,
+  },
+  episodeStatistics: SHARED_OPTIONS.episodeStatistics,
+} as const satisfies OptionsSchema;
+
 /** RLOO advantages of every row. */
 export interface RLOOResult {
   /** A_i (spec §7). */
@@ -37,7 +48,7 @@ export interface RLOOResult {
 
 /** Leave-one-out advantages: A_i = score_i − mean of the other m − 1 values of the group. */
 export function computeRLOOAdvantages(batch: StepBatch, options?: RLOOOptions): RLOOResult {
-  const o = optionsObject(options, false);
+  const o = optionsObject(options, false, RLOO_OPTIONS, 'RLOO options');
   const penalty = penaltyOption(o.invalidActionPenalty);
   epsilonOption(o.epsilon);
   const population = episodeStatisticsOption(o.episodeStatistics);

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { AgentRLError } from '@agentrl/core';
 import { describe, expect, it } from 'vitest';
+import { ESTIMATOR_NAMES, ESTIMATORS } from './estimators.ts';
 import { computeGiGPOAdvantages, type GiGPOOptions } from './gigpo.ts';
 import { computeGRPOAdvantages } from './grpo.ts';
 import { computeRLOOAdvantages } from './rloo.ts';
@@ -118,5 +120,45 @@ describe('options that went through JSON', () => {
     } as unknown as GiGPOOptions);
     const plain = computeGiGPOAdvantages(good, { mode: 'mean_norm' });
     expect(Array.from(withNulls.advantages)).toEqual(Array.from(plain.advantages));
+  });
+});
+
+describe('unknown option keys are rejected, naming the key and the closest declared one', () => {
+  it('a misspelt GiGPO step weight (stepAdvantageW) does not silently keep ω = 1', () => {
+    const e = thrown(() =>
+      computeGiGPOAdvantages(good, {
+        mode: 'mean_norm',
+        stepAdvantageW: 0,
+      } as unknown as GiGPOOptions),
+    );
+    expect(e.code).toBe('BAD_CONFIG');
+    expect(e.message).toMatch(
+      /unknown key "stepAdvantageW" in GiGPO options: .* did you mean "stepAdvantageWeight"\?/,
+    );
+  });
+
+  it('each registered estimator checks its own keys (a GiGPO-only key is unknown to GRPO)', () => {
+    for (const name of ESTIMATOR_NAMES) {
+      const registration = ESTIMATORS[name];
+      const valid = name === 'gigpo' ? { mode: 'mean_norm' } : {};
+      expect(registration.estimate(good, valid)).toHaveLength(2);
+      expect(() => registration.estimate(good, { ...valid, gammma: 0.9 })).toThrow(
+        /unknown key "gammma"/,
+      );
+    }
+    expect(() => ESTIMATORS.grpo.estimate(good, { stepAdvantageWeight: 1 })).toThrow(
+      /unknown key "stepAdvantageWeight" in GRPO options/,
+    );
+  });
+});
+
+describe('the README documents the registry', () => {
+  it('lists every option of every registered estimator', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const name of ESTIMATOR_NAMES) {
+      expect(readme, name).toContain(`\`${name}\``);
+      for (const key of Object.keys(ESTIMATORS[name].options))
+        expect(readme, `${name}.${key}`).toContain(`\`${key}\``);
+    }
   });
 });

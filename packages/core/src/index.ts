@@ -30,6 +30,13 @@ export {
   isAgentRLError,
 } from './errors.ts';
 export { EpisodeLifecycle, type EpisodePhase } from './lifecycle.ts';
+export {
+  checkOptionKeys,
+  closestKey,
+  type OptionSpec,
+  type OptionsSchema,
+  unknownKeyMessage,
+} from './options.ts';
 export type {
   ChatMessage,
   FinishReason,

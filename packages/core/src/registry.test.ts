@@ -25,6 +25,18 @@ describe('env registry', () => {
     await env.close();
   });
 
+  it('rejects an option key the registration does not declare, naming the closest declared one', async () => {
+    registerEnv({
+      id: 'unit/corridor-v1',
+      description: 'corridor',
+      create: factory,
+      options: { length: { description: 'cells of the corridor', default: 4 } },
+    });
+    await expect(makeEnv('unit/corridor-v1', { lenght: 3 })).rejects.toThrow(
+      /unknown key "lenght" in the options of "unit\/corridor-v1": .* did you mean "length"/,
+    );
+  });
+
   it('treats registering the same factory twice as a no-op and a different one as DUPLICATE_ENV', () => {
     registerEnv({ id: 'unit/corridor-v1', description: 'corridor', create: factory });
     expect(() =>

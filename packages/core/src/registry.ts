@@ -4,6 +4,7 @@
  */
 import type { ActionParser, PromptTemplate, TextEnv } from './env.ts';
 import { AgentRLError, InvalidInputError } from './errors.ts';
+import { checkOptionKeys, type OptionsSchema } from './options.ts';
 
 /** A registered environment: how to build it and how an agent talks to it. */
 export interface EnvRegistration<Options = Record<string, unknown>> {
@@ -17,6 +18,11 @@ export interface EnvRegistration<Options = Record<string, unknown>> {
   readonly parser?: ActionParser;
   /** The default prompt template of this environment. */
   readonly prompt?: PromptTemplate;
+  /**
+   * The options `create` accepts, with their defaults. When declared, {@link makeEnv} and the
+   * runner reject any other key, naming the closest declared one.
+   */
+  readonly options?: OptionsSchema;
 }
 
 const ID_PATTERN = /^[a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9-]*-v[0-9]+$/;
@@ -72,12 +78,18 @@ export function getEnvRegistration<Options = Record<string, unknown>>(
   });
 }
 
-/** Builds the environment registered as `id`. */
+/**
+ * Builds the environment registered as `id`. An option key the registration does not declare is
+ * a `BAD_CONFIG` error naming the closest declared key.
+ */
 export async function makeEnv<Options = Record<string, unknown>>(
   id: string,
   options: Options,
 ): Promise<TextEnv> {
-  return await getEnvRegistration<Options>(id).create(options);
+  const registration = getEnvRegistration<Options>(id);
+  if (registration.options !== undefined)
+    checkOptionKeys(options, registration.options, `the options of "${id}"`);
+  return await registration.create(options);
 }
 
 /** Ids of every registered environment, sorted. */

@@ -1,6 +1,6 @@
 import { getEnvRegistration, isAgentRLError, makeEnv } from '@agentrl/core';
 import { describe, expect, it } from 'vitest';
-import { createAlfworldEnv } from './env.ts';
+import { ALFWORLD_ENV_OPTIONS, createAlfworldEnv } from './env.ts';
 import { AlfworldExpert } from './expert.ts';
 import { TINY_HOUSEHOLD } from './generator.ts';
 import { alfworldParser, alfworldPrompt } from './index.ts';
@@ -109,5 +109,31 @@ describe('the alfworld/text-v1 registration', () => {
     expect(env.id).toBe('alfworld/text-v1');
     const { observation } = await env.reset({ seed: 0 });
     expect(observation.text).toContain('Your task is to: ');
+  });
+});
+
+describe('alfworld/text-v1 options', () => {
+  it('rejects a misspelt option (maxStpes) naming the key, the env and the closest option, instead of truncating at the default 50', async () => {
+    const bad = { source: 'generated', maxStpes: 5 } as Record<string, unknown>;
+    expect(() => createAlfworldEnv(bad)).toThrow(
+      /unknown key "maxStpes" in the options of alfworld\/text-v1: .* did you mean "maxSteps"\?/,
+    );
+    await expect(makeEnv('alfworld/text-v1', bad)).rejects.toThrow(/did you mean "maxSteps"\?/);
+  });
+
+  it('checks the generator settings too', () => {
+    expect(() =>
+      createAlfworldEnv({ source: 'generated', generator: { distractor: 1 } } as Record<
+        string,
+        unknown
+      >),
+    ).toThrow(
+      /unknown key "distractor" in the options of alfworld\/text-v1\.generator: .* did you mean "distractors"\?/,
+    );
+  });
+
+  it('declares every option in its registration, with the defaults the env applies', () => {
+    expect(getEnvRegistration('alfworld/text-v1').options).toBe(ALFWORLD_ENV_OPTIONS);
+    expect(ALFWORLD_ENV_OPTIONS.maxSteps.default).toBe(50);
   });
 });

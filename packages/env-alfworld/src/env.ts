@@ -5,10 +5,12 @@
  */
 import {
   ConfigError,
+  checkOptionKeys,
   type EnvInfo,
   EpisodeLifecycle,
   InvalidInputError,
   type Observation,
+  type OptionSpec,
   type ResetOptions,
   type ResetResult,
   type StepResult,
@@ -54,6 +56,53 @@ export interface AlfworldEnvOptions {
   readonly cacheSize?: number;
 }
 
+/** The keys of {@link AlfworldGeneratorOptions}, declared (nested under `generator`). */
+const GENERATOR_OPTIONS = {
+  seed: {
+    description: 'seed of the household; the reset seed replaces it per episode',
+    default: 0,
+  },
+  taskTypes: { description: 'task types drawn uniformly', default: 'all six' },
+  storageReceptacles: {
+    description: 'storage receptacles besides the ones the task needs (2 for tiny households)',
+    default: [4, 38],
+  },
+  distractors: { description: 'distractor objects (1 for tiny households)', default: [20, 52] },
+  extraTargets: {
+    description: 'extra copies of the target object class (0 for tiny households)',
+    default: [0, 2],
+  },
+  shareLocationProbability: {
+    description: 'chance that a new cabinet or drawer shares the spot of an earlier one',
+    default: 0.1,
+  },
+} as const satisfies { readonly [K in keyof Required<AlfworldGeneratorOptions>]: OptionSpec };
+
+/**
+ * The options `alfworld/text-v1` accepts, with their defaults (the registration declares them, so
+ * a misspelt key fails naming the closest one). Every key of {@link AlfworldEnvOptions}.
+ */
+export const ALFWORLD_ENV_OPTIONS = {
+  source: {
+    description:
+      "'real' (game files under dataDir) or 'generated' (a household from the reset seed)",
+    default: 'real',
+  },
+  dataDir: {
+    description: 'folder holding json_2.1.1',
+    default: '$ALFWORLD_DATA, else ../shared/data/alfworld',
+  },
+  split: { description: 'split real games are drawn from', default: 'train' },
+  taskTypes: { description: 'keep only these task types', default: 'all six' },
+  maxSteps: { description: 'steps before the episode is truncated (the paper: 50)', default: 50 },
+  dialect: { description: 'text dialect of the engine', default: '0.4' },
+  generator: {
+    description: "settings of the household generator (source: 'generated')",
+    options: GENERATOR_OPTIONS,
+  },
+  cacheSize: { description: 'parsed real games kept in memory', default: 512 },
+} as const satisfies { readonly [K in keyof Required<AlfworldEnvOptions>]: OptionSpec };
+
 /** What `info` carries at every reset and step. */
 export interface AlfworldEnvInfo extends EnvInfo {
   readonly won: boolean;
@@ -70,7 +119,8 @@ function observation(text: string, admissible: readonly string[]): Observation {
 
 /** Builds an ALFWorld `TextEnv` (`alfworld/text-v1`). */
 export function createAlfworldEnv(options: AlfworldEnvOptions = {}): TextEnv {
-  const source = options.source ?? 'real';
+  checkOptionKeys(options, ALFWORLD_ENV_OPTIONS, `the options of ${ALFWORLD_ENV_ID}`);
+  const source = options.source ?? ALFWORLD_ENV_OPTIONS.source.default;
   if (source !== 'real' && source !== 'generated') {
     throw new ConfigError(
       `alfworld: source "${String(source)}" is unknown; use 'real' or 'generated'`,
@@ -79,7 +129,7 @@ export function createAlfworldEnv(options: AlfworldEnvOptions = {}): TextEnv {
       },
     );
   }
-  const maxSteps = options.maxSteps ?? 50;
+  const maxSteps = options.maxSteps ?? ALFWORLD_ENV_OPTIONS.maxSteps.default;
   if (!Number.isInteger(maxSteps) || maxSteps < 1) {
     throw new ConfigError(
       `alfworld: maxSteps ${String(maxSteps)} must be a positive integer (default 50)`,
@@ -88,9 +138,9 @@ export function createAlfworldEnv(options: AlfworldEnvOptions = {}): TextEnv {
       },
     );
   }
-  const split = options.split ?? 'train';
+  const split = options.split ?? ALFWORLD_ENV_OPTIONS.split.default;
   const dataDir = options.dataDir ?? defaultAlfworldDataDir();
-  const cacheSize = options.cacheSize ?? 512;
+  const cacheSize = options.cacheSize ?? ALFWORLD_ENV_OPTIONS.cacheSize.default;
   const lifecycle = new EpisodeLifecycle(ALFWORLD_ENV_ID);
   let gameList: Promise<AlfworldGameEntry[]> | null = null;
   const cache = new Map<string, AlfworldGame>();

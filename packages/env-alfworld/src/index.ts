@@ -33,6 +33,7 @@ export {
 } from './engine.ts';
 export {
   ALFWORLD_ENV_ID,
+  ALFWORLD_ENV_OPTIONS,
   ALFWORLD_WIN_REWARD,
   type AlfworldEnvInfo,
   type AlfworldEnvOptions,

@@ -1,6 +1,11 @@
 /** Registers `alfworld/text-v1` with the core env registry (imported by the package index). */
 import { registerEnv } from '@agentrl/core';
-import { ALFWORLD_ENV_ID, type AlfworldEnvOptions, createAlfworldEnv } from './env.ts';
+import {
+  ALFWORLD_ENV_ID,
+  ALFWORLD_ENV_OPTIONS,
+  type AlfworldEnvOptions,
+  createAlfworldEnv,
+} from './env.ts';
 import { alfworldParser } from './parser.ts';
 import { alfworldPrompt } from './prompt.ts';
 
@@ -15,4 +20,5 @@ registerEnv<AlfworldEnvOptions>({
   create,
   parser: alfworldParser,
   prompt: alfworldPrompt,
+  options: ALFWORLD_ENV_OPTIONS,
 });

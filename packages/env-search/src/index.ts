@@ -96,7 +96,11 @@ export {
   type SelectQuestionsOptions,
   selectQuestions,
 } from './questions.ts';
-export { createSearchEnvFromOptions, type SearchEnvRegistryOptions } from './register.ts';
+export {
+  createSearchEnvFromOptions,
+  SEARCH_ENV_OPTIONS,
+  type SearchEnvRegistryOptions,
+} from './register.ts';
 export type { RetrievedPassage, Retriever } from './retriever.ts';
 export { type RetrievalServer, type ServeOptions, serve } from './server.ts';
 export {

@@ -1,6 +1,12 @@
 /** Registers `search/qa-v1` with the core registry (on import of the package). */
 import { join } from 'node:path';
-import { ConfigError, isAgentRLError, registerEnv, type TextEnv } from '@agentrl/core';
+import {
+  ConfigError,
+  isAgentRLError,
+  type OptionSpec,
+  registerEnv,
+  type TextEnv,
+} from '@agentrl/core';
 import { type Bm25Options, buildBm25, createBm25Retriever } from './bm25.ts';
 import { loadCorpus } from './corpus.ts';
 import {
@@ -43,6 +49,36 @@ export interface SearchEnvRegistryOptions
   readonly model?: DenseModelOptions;
   readonly logger?: SearchLogger;
 }
+
+/**
+ * The keys `search/qa-v1` accepts (the registration declares them, so a misspelt key fails naming
+ * the closest one). Their defaults stay where they are applied and documented
+ * ({@link SearchEnvOptions}, {@link SearchEnvRegistryOptions}). Every key of the latter.
+ */
+export const SEARCH_ENV_OPTIONS = {
+  questions: { description: 'questions: an array, or a JSONL / Parquet path' },
+  retriever: { description: 'a retriever of your own (or an HTTP one); otherwise one over corpus' },
+  corpus: { description: 'Search-R1 JSONL corpus of the built-in retriever' },
+  indexDir: {
+    description:
+      'index folder: loaded when fresh, (re)built when missing or stale; absent: in memory',
+  },
+  kind: { description: "'bm25' or 'dense' (needs model)" },
+  model: { description: 'the local ONNX model folder of a dense retriever ({ modelDir, ... })' },
+  logger: { description: 'receives progress lines of index builds' },
+  tokenizer: { description: 'BM25 tokenizer settings' },
+  bm25: { description: 'BM25 parameters' },
+  split: { description: "which questions: 'corpus', 'test' or 'all'" },
+  dataSources: { description: 'keep only these data sources' },
+  maxTurns: { description: "turns per episode (the reference run's max_steps)" },
+  topK: { description: 'passages per search' },
+  informationFormat: {
+    description: "how passages are shown: verl-agent's JSON text or Search-R1's raw text",
+  },
+  searchTimeoutMs: { description: 'a slower search ends in the failure observation, ms' },
+  historyLength: { description: "steps in the prompt's history block" },
+  template: { description: "prompt template: verl-agent's or Search-R1's" },
+} as const satisfies { readonly [K in keyof Required<SearchEnvRegistryOptions>]: OptionSpec };
 
 /** Builds the env from registry options (async: it may load or build an index). */
 export async function createSearchEnvFromOptions(
@@ -132,4 +168,5 @@ registerEnv<SearchEnvRegistryOptions>({
   create: createSearchEnvFromOptions,
   parser: searchParser,
   prompt: createSearchPrompt(),
+  options: SEARCH_ENV_OPTIONS,
 });

@@ -6,10 +6,16 @@
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { AgentRLError } from '@agentrl/core';
+import { AgentRLError, type OptionSpec } from '@agentrl/core';
 import type { Browser, Page } from 'puppeteer-core';
 import { type ConvertedPage, convertPage } from './convert.ts';
-import { type PageDriver, shopFromOptions, WebshopEnv, type WebshopEnvOptions } from './env.ts';
+import {
+  type PageDriver,
+  shopFromOptions,
+  WEBSHOP_ENV_OPTIONS,
+  WebshopEnv,
+  type WebshopEnvOptions,
+} from './env.ts';
 import { urls } from './pages.ts';
 import { startWebshopServer, type WebshopServer } from './server.ts';
 import { parseAction, type SessionStepResult, type Shop, type ShopSession } from './shop.ts';
@@ -404,6 +410,24 @@ export interface WebshopBrowserEnvOptions extends WebshopEnvOptions {
   readonly timeoutMs?: number;
 }
 
+/**
+ * The options `webshop/browser-v1` accepts: those of `webshop/text-v1` plus the browser's. Every
+ * key of {@link WebshopBrowserEnvOptions}.
+ */
+export const WEBSHOP_BROWSER_ENV_OPTIONS = {
+  ...WEBSHOP_ENV_OPTIONS,
+  id: { description: 'the env id reported in errors and logs', default: 'webshop/browser-v1' },
+  browser: {
+    description: 'a WebshopBrowser shared by several envs; absent: the env launches its own',
+  },
+  chromiumPath: {
+    description: 'Chromium executable of an own browser',
+    default: 'found by findChromium',
+  },
+  poolSize: { description: "pages of an own browser's pool", default: 1 },
+  timeoutMs: { description: 'timeout of every navigation and page operation, ms', default: 15_000 },
+} as const satisfies { readonly [K in keyof Required<WebshopBrowserEnvOptions>]: OptionSpec };
+
 /** Builds a browser-mode WebShop env. */
 export function createWebshopBrowserEnv(options: WebshopBrowserEnvOptions = {}): WebshopEnv {
   const shop = options.browser?.shop ?? shopFromOptions(options);
@@ -413,7 +437,7 @@ export function createWebshopBrowserEnv(options: WebshopBrowserEnvOptions = {}):
     own ??= WebshopBrowser.launch({
       shop,
       chromiumPath: options.chromiumPath,
-      poolSize: options.poolSize ?? 1,
+      poolSize: options.poolSize ?? WEBSHOP_BROWSER_ENV_OPTIONS.poolSize.default,
       timeoutMs: options.timeoutMs,
     });
     return own;

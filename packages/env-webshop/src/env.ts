@@ -9,6 +9,7 @@ import {
   EpisodeLifecycle,
   InvalidInputError,
   type Observation,
+  type OptionSpec,
   type ResetOptions,
   type ResetResult,
   type StepResult,
@@ -48,6 +49,31 @@ export const directDriver: PageDriver = {
   perform: async (session) => session.page,
   release: async () => {},
 };
+
+/**
+ * The options `webshop/text-v1` accepts, with their defaults (the registration declares them, so a
+ * misspelt key fails naming the closest one). Every key of {@link WebshopEnvOptions}.
+ */
+export const WEBSHOP_ENV_OPTIONS = {
+  shop: { description: 'a Shop shared between envs (catalogue and search index built once)' },
+  catalogue: {
+    description: 'where the products come from when no shop is given',
+    default: '$WEBSHOP_DATA',
+  },
+  dataDir: { description: "shorthand for catalogue: { kind: 'data', dataDir }" },
+  goals: { description: "'synthetic' (verl-agent's) or 'human' goals", default: 'synthetic' },
+  nameNouns: { description: "noun provider of the reward's type check" },
+  split: { description: 'goal indices reset draws from', default: 'train' },
+  testSize: { description: 'size of the test split', default: 500 },
+  seed: {
+    description:
+      'worker seed: goal permutation and price bounds (verl-agent: env.seed + group index)',
+    default: 0,
+  },
+  maxSteps: { description: 'steps before truncation (verl-agent: 15)', default: 15 },
+  historyLength: { description: 'past steps shown in the prompt', default: 2 },
+  id: { description: 'the env id reported in errors and logs', default: 'webshop/text-v1' },
+} as const satisfies { readonly [K in keyof Required<WebshopEnvOptions>]: OptionSpec };
 
 /** Options of {@link createWebshopEnv}. */
 export interface WebshopEnvOptions {
@@ -110,15 +136,15 @@ export class WebshopEnv implements TextEnv {
   #current: Observation = { text: '', anchor: '' };
 
   constructor(options: WebshopEnvOptions, driver: PageDriver, shop: Shop) {
-    this.id = options.id ?? 'webshop/text-v1';
+    this.id = options.id ?? WEBSHOP_ENV_OPTIONS.id.default;
     this.shop = shop;
     this.#driver = driver;
     this.#lifecycle = new EpisodeLifecycle(this.id);
-    this.#seed = options.seed ?? 0;
-    this.#split = options.split ?? 'train';
-    this.#testSize = options.testSize ?? 500;
-    this.#maxSteps = options.maxSteps ?? 15;
-    this.#historyLength = options.historyLength ?? 2;
+    this.#seed = options.seed ?? WEBSHOP_ENV_OPTIONS.seed.default;
+    this.#split = options.split ?? WEBSHOP_ENV_OPTIONS.split.default;
+    this.#testSize = options.testSize ?? WEBSHOP_ENV_OPTIONS.testSize.default;
+    this.#maxSteps = options.maxSteps ?? WEBSHOP_ENV_OPTIONS.maxSteps.default;
+    this.#historyLength = options.historyLength ?? WEBSHOP_ENV_OPTIONS.historyLength.default;
     if (!Number.isInteger(this.#maxSteps) || this.#maxSteps < 1)
       throw new InvalidInputError(
         `maxSteps = ${options.maxSteps} must be a positive integer (verl-agent uses 15)`,

@@ -9,6 +9,7 @@ export {
   CHROMIUM_ARGS,
   createWebshopBrowserEnv,
   findChromium,
+  WEBSHOP_BROWSER_ENV_OPTIONS,
   WebshopBrowser,
   type WebshopBrowserEnvOptions,
   type WebshopBrowserOptions,
@@ -35,6 +36,7 @@ export {
   directDriver,
   type PageDriver,
   shopFromOptions,
+  WEBSHOP_ENV_OPTIONS,
   WebshopEnv,
   type WebshopEnvOptions,
 } from './env.ts';

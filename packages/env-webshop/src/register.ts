@@ -1,7 +1,11 @@
 /** Registers `webshop/text-v1` (direct) and `webshop/browser-v1` when the package is imported. */
 import { registerEnv } from '@agentrl/core';
-import { createWebshopBrowserEnv, type WebshopBrowserEnvOptions } from './browser-env.ts';
-import { createDirectWebshopEnv, type WebshopEnvOptions } from './env.ts';
+import {
+  createWebshopBrowserEnv,
+  WEBSHOP_BROWSER_ENV_OPTIONS,
+  type WebshopBrowserEnvOptions,
+} from './browser-env.ts';
+import { createDirectWebshopEnv, WEBSHOP_ENV_OPTIONS, type WebshopEnvOptions } from './env.ts';
 import { webshopParser, webshopPrompt } from './prompts.ts';
 
 const createText = (options: WebshopEnvOptions) =>
@@ -16,6 +20,7 @@ registerEnv<WebshopEnvOptions>({
   create: createText,
   parser: webshopParser,
   prompt: webshopPrompt,
+  options: WEBSHOP_ENV_OPTIONS,
 });
 
 registerEnv<WebshopBrowserEnvOptions>({
@@ -25,4 +30,5 @@ registerEnv<WebshopBrowserEnvOptions>({
   create: createBrowser,
   parser: webshopParser,
   prompt: webshopPrompt,
+  options: WEBSHOP_BROWSER_ENV_OPTIONS,
 });

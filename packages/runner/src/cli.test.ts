@@ -43,6 +43,40 @@ describe('agentrl config errors', () => {
     expect(existsSync(join(dir, 'run'))).toBe(false);
   });
 
+  it('rejects a misspelt estimator option, naming algorithm.options and the closest key, before any work', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
+    const config = writeConfig(
+      dir,
+      `${BASE(dir)}algorithm: { name: gigpo, options: { mode: mean_norm, stepAdvantageW: 0 } }\n`,
+    );
+    const r = await run(['train', '-c', config]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(
+      /unknown key "algorithm\.options\.stepAdvantageW": remove it or check its spelling; did you mean "stepAdvantageWeight"\?/,
+    );
+    expect(existsSync(join(dir, 'run'))).toBe(false);
+  });
+
+  it('rejects a misspelt env option (maxStpes), naming env.options and the closest key, before any work', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
+    const config = writeConfig(
+      dir,
+      BASE(dir)
+        .replace(
+          'env: { id: test/corridor-v1, module: ',
+          'env: { id: alfworld/text-v1, options: { source: generated, maxStpes: 5 }, module: ',
+        )
+        .replace(fixture('corridor-env.ts'), "'@agentrl/env-alfworld'") +
+        'algorithm: { name: grpo }\n',
+    );
+    const r = await run(['train', '-c', config]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(
+      /unknown key "env\.options\.maxStpes": remove it or check its spelling; did you mean "maxSteps"\?/,
+    );
+    expect(existsSync(join(dir, 'run'))).toBe(false);
+  });
+
   it('rejects a batch that is not divisible by the group size, suggesting sizes that are', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
     const config = writeConfig(dir, BASE(dir).replace('batchSize: 16', 'batchSize: 18'));

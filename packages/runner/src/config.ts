@@ -4,7 +4,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { ConfigError } from '@agentrl/core';
+import { ESTIMATOR_NAMES, ESTIMATORS, type EstimatorName } from '@agentrl/algorithms';
+import { ConfigError, checkOptionKeys, isAgentRLError, unknownKeyMessage } from '@agentrl/core';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
@@ -44,8 +45,12 @@ const modelSchema = z.strictObject({
 });
 
 const algorithmSchema = z.strictObject({
-  name: z.enum(['gigpo', 'grpo', 'rloo']).default('gigpo'),
-  /** Options passed to the estimator of `@agentrl/algorithms` (gamma, stepAdvantageW, mode, ...). */
+  /** An estimator of `@agentrl/algorithms`' registry (`ESTIMATORS`). */
+  name: z.enum(ESTIMATOR_NAMES as [EstimatorName, ...EstimatorName[]]).default('gigpo'),
+  /**
+   * Options of that estimator (gamma, stepAdvantageWeight, mode, ...): the keys its registry entry
+   * declares, checked by {@link parseRunConfig}.
+   */
   options: z.record(z.string(), z.unknown()).default({}),
 });
 
@@ -117,15 +122,31 @@ function fieldPath(path: readonly PropertyKey[]): string {
   return path.length === 0 ? '(top level)' : path.map(String).join('.');
 }
 
-function formatIssue(issue: z.core.$ZodIssue): string {
-  const at = fieldPath(issue.path);
+/** The keys the object schema at `path` of `schema` accepts (through defaults and optionals). */
+function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let at: unknown = schema;
+  const unwrap = () => {
+    while (at instanceof z.ZodDefault || at instanceof z.ZodOptional) at = at.unwrap();
+  };
+  unwrap();
+  for (const key of path) {
+    if (!(at instanceof z.ZodObject)) return [];
+    at = (at.shape as Record<string, unknown>)[String(key)];
+    unwrap();
+  }
+  return at instanceof z.ZodObject ? Object.keys(at.shape).filter((k) => k !== 'baseDir') : [];
+}
+
+function formatIssue(
+  issue: z.core.$ZodIssue,
+  schema: z.ZodType,
+  prefix: readonly PropertyKey[],
+): string {
+  const path = [...prefix, ...issue.path];
+  const at = fieldPath(path);
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys
-      .map(
-        (k) =>
-          `unknown key "${issue.path.length ? `${at}.` : ''}${k}": remove it or check its spelling`,
-      )
-      .join('\n');
+    const valid = keysAt(schema, issue.path);
+    return issue.keys.map((k) => unknownKeyMessage(k, path.length ? at : '', valid)).join('\n');
   }
   if (issue.code === 'invalid_type' && /received undefined/.test(issue.message))
     return `${at} is required: add it to the config (expected ${issue.expected})`;
@@ -137,19 +158,37 @@ function formatIssue(issue: z.core.$ZodIssue): string {
 }
 
 /**
+ * A {@link ConfigError} listing every issue of `error`, raised by `schema` on the settings found
+ * at `prefix` of the config (e.g. `model.options`): each names its field and the fix, an unknown
+ * key also the closest valid one.
+ */
+export function configErrorOf(error: z.ZodError, schema: z.ZodType, prefix = ''): ConfigError {
+  const start = prefix === '' ? [] : prefix.split('.');
+  const lines = error.issues.map((issue) => formatIssue(issue, schema, start));
+  return new ConfigError(`invalid config:\n  ${lines.join('\n  ')}`, {
+    details: { field: fieldPath([...start, ...(error.issues[0]?.path ?? [])]), issues: lines },
+  });
+}
+
+/**
  * Validates a config object; throws a {@link ConfigError} listing every problem with its field
  * and its fix. `baseDir` resolves relative paths (model folder, module) and checks they exist.
  */
 export function parseRunConfig(input: unknown, baseDir = process.cwd()): RunConfig {
   const parsed = runConfigSchema.safeParse(input);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map(formatIssue);
-    throw new ConfigError(`invalid config:\n  ${lines.join('\n  ')}`, {
-      details: { field: fieldPath(parsed.error.issues[0]?.path ?? []), issues: lines },
-    });
-  }
+  if (!parsed.success) throw configErrorOf(parsed.error, runConfigSchema);
   const config = parsed.data;
   const problems: string[] = [];
+  try {
+    checkOptionKeys(
+      config.algorithm.options,
+      ESTIMATORS[config.algorithm.name].options,
+      'algorithm.options',
+    );
+  } catch (error) {
+    if (!isAgentRLError(error)) throw error;
+    problems.push(error.message);
+  }
   const { batchSize, groupSize } = config.rollout;
   if (batchSize % groupSize !== 0) {
     const lower = Math.max(groupSize, Math.floor(batchSize / groupSize) * groupSize);

@@ -1,27 +1,13 @@
 /**
- * The advantage estimators of `@agentrl/algorithms`, selected by name with their options passed
- * through untouched (every option of the package is available from the config).
+ * The advantage estimators of `@agentrl/algorithms`, selected by name from the package's registry
+ * (`ESTIMATORS`): the options are the estimator's declared ones, checked before any work.
  */
-import {
-  computeGiGPOAdvantages,
-  computeGRPOAdvantages,
-  computeRLOOAdvantages,
-} from '@agentrl/algorithms';
-import { ConfigError, type StepBatch } from '@agentrl/core';
+import { ESTIMATOR_NAMES, ESTIMATORS, type EstimatorName } from '@agentrl/algorithms';
+import { ConfigError, checkOptionKeys, isAgentRLError, type StepBatch } from '@agentrl/core';
 import type { AdvantageEstimator } from './trainer.ts';
 
-/** Estimator names the config accepts. */
-export const ESTIMATOR_NAMES = ['gigpo', 'grpo', 'rloo'] as const;
-export type EstimatorName = (typeof ESTIMATOR_NAMES)[number];
-
-type EstimatorFunction = (batch: StepBatch, options: unknown) => { advantages: ArrayLike<number> };
-
-// Options are passed through untouched and validated by the estimator itself.
-const ESTIMATORS: Record<EstimatorName, EstimatorFunction> = {
-  gigpo: computeGiGPOAdvantages as EstimatorFunction,
-  grpo: computeGRPOAdvantages as EstimatorFunction,
-  rloo: computeRLOOAdvantages as EstimatorFunction,
-};
+// The registry's names, re-exported for existing imports.
+export { ESTIMATOR_NAMES, type EstimatorName };
 
 const EMPTY: StepBatch = {
   groupIds: [],
@@ -34,20 +20,29 @@ const EMPTY: StepBatch = {
 
 /**
  * The estimator `name` with `options` (e.g. `{ mode: 'mean_std_norm', gamma: 0.95 }` for GiGPO).
- * The options are checked at once on an empty batch, so a bad option fails before any work.
+ * A key the estimator does not declare fails naming `algorithm.options` and the closest declared
+ * key; the values are checked at once on an empty batch, so a bad option fails before any work.
  */
 export function createEstimator(
   name: EstimatorName,
   options: Record<string, unknown> = {},
 ): AdvantageEstimator {
-  const estimate = ESTIMATORS[name];
+  const registration = ESTIMATORS[name];
+  if (registration === undefined) {
+    throw new ConfigError(
+      `algorithm.name "${String(name)}" is unknown; use one of ${ESTIMATOR_NAMES.join(', ')}`,
+      { details: { field: 'algorithm.name', value: name } },
+    );
+  }
+  checkOptionKeys(options, registration.options, 'algorithm.options');
   try {
-    estimate(EMPTY, options);
+    registration.estimate(EMPTY, options);
   } catch (error) {
-    throw new ConfigError(`algorithm.options: ${(error as Error).message}`, {
+    if (!isAgentRLError(error)) throw error;
+    throw new ConfigError(`algorithm.options: ${error.message}`, {
       details: { field: 'algorithm.options' },
       cause: error,
     });
   }
-  return (batch) => estimate(batch, options).advantages;
+  return (batch) => registration.estimate(batch, options);
 }

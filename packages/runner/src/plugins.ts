@@ -8,6 +8,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   ConfigError,
+  checkOptionKeys,
   type EnvInfo,
   getEnvRegistration,
   type Tokenizer,
@@ -128,6 +129,16 @@ export async function loadEnvSpecs(
       details: { field: 'env.id', value: config.env.id },
       cause: error,
     });
+  }
+  // The registration's declared options: a misspelt key fails here, before any work.
+  if (registration.options !== undefined) {
+    checkOptionKeys(config.env.options, registration.options, 'env.options');
+    checkOptionKeys(config.env.valOptions, registration.options, 'env.valOptions');
+    checkOptionKeys(
+      valOverrides,
+      registration.options,
+      `the validation options of ${config.env.id}`,
+    );
   }
   const { parser, prompt } = registration;
   if (!parser || !prompt)

@@ -14,15 +14,10 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import {
-  ConfigError,
-  createRng,
-  type EnvInfo,
-  type HistoryEntry,
-  type Observation,
-} from '@agentrl/core';
+import { createRng, type EnvInfo, type HistoryEntry, type Observation } from '@agentrl/core';
 import { buildWordVocabulary, createCausalLM, writeTokenizerFiles } from '@agentrl/model-tfjs';
 import { z } from 'zod';
+import { configErrorOf } from './config.ts';
 import type { CreatedModel, ModelContext } from './plugins.ts';
 import { createTfjsModel } from './tfjs-policy.ts';
 
@@ -119,14 +114,8 @@ export async function createModel(
     return createTfjsModel({ ...model, options: tfjsOptions }, context);
   }
   const parsed = architectureSchema.safeParse(rawArchitecture ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = `model.options.architecture.${issue?.path.map(String).join('.') ?? ''}`;
-    throw new ConfigError(
-      `${field}: ${issue?.message ?? 'invalid'}; accepted keys: ${Object.keys(architectureSchema.shape).join(', ')}`,
-      { details: { field } },
-    );
-  }
+  if (!parsed.success)
+    throw configErrorOf(parsed.error, architectureSchema, 'model.options.architecture');
   const a = parsed.data;
   const dir = initDir;
   if (!existsSync(join(dir, 'config.json'))) {

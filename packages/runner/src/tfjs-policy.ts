@@ -19,7 +19,7 @@ import {
 } from '@agentrl/model-tfjs';
 import { LORA_BASE_FILE, TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
 import { z } from 'zod';
-import type { RunConfig } from './config.ts';
+import { configErrorOf, type RunConfig } from './config.ts';
 import type { CreatedModel, ModelContext } from './plugins.ts';
 
 // The adapter moved to the model package; re-exported for existing imports.
@@ -90,16 +90,7 @@ export async function createTfjsModel(
       },
     );
   const parsed = modelOptionsSchema.safeParse(model.options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = `model.options.${issue?.path.map(String).join('.') || (issue?.code === 'unrecognized_keys' ? issue.keys.join(', ') : '')}`;
-    throw new ConfigError(
-      `${field}: ${issue?.message ?? 'invalid'}; see @agentrl/runner/tfjs createModel for the accepted options`,
-      {
-        details: { field },
-      },
-    );
-  }
+  if (!parsed.success) throw configErrorOf(parsed.error, modelOptionsSchema, 'model.options');
   const o = parsed.data;
   const [causalLM, tokenizer] = await Promise.all([
     loadCausalLM(model.path, o.backend ? { backend: o.backend } : {}),

@@ -1,0 +1,45 @@
+/**
+ * The advantage estimators by name, each with its declared options: the registry the runner's
+ * config (`algorithm.name`, `algorithm.options`), the CLI and the docs read.
+ */
+import type { OptionsSchema, StepBatch } from '@agentrl/core';
+import { computeGiGPOAdvantages, GIGPO_OPTIONS, type GiGPOOptions } from './gigpo.ts';
+import { computeGRPOAdvantages, GRPO_OPTIONS, type GRPOOptions } from './grpo.ts';
+import { computeRLOOAdvantages, RLOO_OPTIONS, type RLOOOptions } from './rloo.ts';
+
+/** One registered estimator. */
+export interface EstimatorRegistration {
+  /** One sentence for listings. */
+  readonly description: string;
+  /** The options it accepts; any other key is a `BAD_CONFIG` error naming the closest one. */
+  readonly options: OptionsSchema;
+  /** One advantage per row of `batch`; throws a typed error on bad options or a bad batch. */
+  readonly estimate: (batch: StepBatch, options: Record<string, unknown>) => Float64Array;
+}
+
+/** The estimators of this package by name. */
+export const ESTIMATORS = {
+  gigpo: {
+    description:
+      'GiGPO (Feng et al. 2025, arXiv 2505.10978): episode-level plus anchor-state step-level relative advantages',
+    options: GIGPO_OPTIONS,
+    estimate: (batch, options) =>
+      computeGiGPOAdvantages(batch, options as unknown as GiGPOOptions).advantages,
+  },
+  grpo: {
+    description: 'GRPO (Shao et al. 2024): group-relative episode advantages',
+    options: GRPO_OPTIONS,
+    estimate: (batch, options) => computeGRPOAdvantages(batch, options as GRPOOptions).advantages,
+  },
+  rloo: {
+    description: 'RLOO (Ahmadian et al. 2024): leave-one-out episode advantages',
+    options: RLOO_OPTIONS,
+    estimate: (batch, options) => computeRLOOAdvantages(batch, options as RLOOOptions).advantages,
+  },
+} as const satisfies Record<string, EstimatorRegistration>;
+
+/** A registered estimator's name. */
+export type EstimatorName = keyof typeof ESTIMATORS;
+
+/** The registered names, in registry order. */
+export const ESTIMATOR_NAMES = Object.keys(ESTIMATORS) as EstimatorName[];
