@@ -32,7 +32,6 @@ export {
 export { EpisodeLifecycle, type EpisodePhase } from './lifecycle.ts';
 export {
   checkOptionKeys,
-  closestKey,
   type OptionSpec,
   type OptionsSchema,
   unknownKeyMessage,

@@ -8,6 +8,7 @@
  * A plain data description rather than a schema library: core has no dependencies, and every
  * owner already validates its values with typed errors.
  */
+import { closestName } from './closest.ts';
 import { ConfigError } from './errors.ts';
 
 /** One option: what it does, its default, and the keys of an object-valued option. */
@@ -26,63 +27,20 @@ export interface OptionSpec {
 /** The options a configurable thing accepts, by key. */
 export type OptionsSchema = Readonly<Record<string, OptionSpec>>;
 
-/** Levenshtein distance between `a` and `b`, case-insensitive. */
-function editDistance(a: string, b: string): number {
-  const s = a.toLowerCase();
-  const t = b.toLowerCase();
-  let previous = Array.from({ length: t.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= s.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= t.length; j++) {
-      const substitution = (previous[j - 1] as number) + (s[i - 1] === t[j - 1] ? 0 : 1);
-      current[j] = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        substitution,
-      );
-    }
-    previous = current;
-  }
-  return previous[t.length] as number;
-}
-
-/**
- * The candidate closest to `key`: itself, else one that starts with it or that it starts with (a
- * shortened or lengthened name), else the one at the smallest edit distance (case-insensitive);
- * ties go to the earlier candidate.
- */
-export function closestKey(key: string, candidates: Iterable<string>): string | undefined {
-  const list = [...candidates];
-  if (list.includes(key)) return key;
-  const lower = key.toLowerCase();
-  const prefix = list.find((c) => {
-    const l = c.toLowerCase();
-    return lower.length >= 3 && (l.startsWith(lower) || lower.startsWith(l));
-  });
-  if (prefix !== undefined) return prefix;
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const c of list) {
-    const d = editDistance(key, c);
-    if (d < bestDistance) {
-      best = c;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
 const PATH = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
 
 /**
  * The message for an unknown `key` found at `where` (a config path such as `algorithm.options`,
- * or words such as `GiGPO options`), naming the closest of the `valid` keys.
+ * or words such as `GiGPO options`), naming the closest of the `valid` keys when one is a
+ * plausible typo ({@link closestName}) and listing them all.
  */
 export function unknownKeyMessage(key: string, where: string, valid: readonly string[]): string {
   const name =
     where === '' ? `"${key}"` : PATH.test(where) ? `"${where}.${key}"` : `"${key}" in ${where}`;
   if (valid.length === 0) return `unknown key ${name}: remove it (no options are accepted there)`;
-  return `unknown key ${name}: remove it or check its spelling; did you mean "${closestKey(key, valid)}"? (valid keys: ${valid.join(', ')})`;
+  const closest = closestName(key, valid);
+  const hint = closest === undefined ? '' : `; did you mean "${closest}"?`;
+  return `unknown key ${name}: remove it or check its spelling${hint} (valid keys: ${valid.join(', ')})`;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -104,7 +62,7 @@ export function checkOptionKeys(options: unknown, schema: OptionsSchema, where: 
         details: {
           field: where === '' ? key : `${where}.${key}`,
           key,
-          closest: closestKey(key, valid),
+          closest: closestName(key, valid),
         },
       });
     }

@@ -18,7 +18,7 @@ import {
   type RunConfig,
   readConfigFile,
 } from './config.ts';
-import { createEstimator } from './estimators.ts';
+import { createEstimator, ESTIMATOR_NAMES } from './estimators.ts';
 import { evaluateAgent } from './evaluate.ts';
 import { appendLineSync, writeJsonAtomic } from './files.ts';
 import type { Logger } from './logger.ts';
@@ -100,7 +100,7 @@ const COMMANDS: Record<
   }
 > = {
   train: {
-    summary: 'train a policy with GiGPO / GRPO / RLOO and write the run folder and its report',
+    summary: `train a policy with an advantage estimator (${ESTIMATOR_NAMES.join(', ')}) and write the run folder and its report`,
     usage: ['agentrl train --config run.yaml [--resume]', 'agentrl train --preset alfworld-cpu'],
     flags: ['config', 'preset', 'set', 'seed', 'iterations', 'run-dir', 'resume'],
   },

@@ -56,9 +56,6 @@ export function describeAdapter(adapter: WebGPUAdapterSummary): string {
   return `${adapterName(adapter)}, driver ${adapter.driver || 'not reported'}`;
 }
 
-/** The adapter limit everyone hits: a binding may not exceed this many bytes (spec §3). */
-export const MAX_BINDING_BYTES_H100 = 2_147_483_644;
-
 // ---- the few WebGPU shapes used here (structural, so `@webgpu/types` is not needed) ----------
 
 interface GpuAdapterInfoLike {
