@@ -148,6 +148,28 @@ export function findImportCycles(srcDir: string): ImportCycle[] {
     .map((files) => ({ files, loop: loopThrough(graph, new Set(files), files[0] as string) }));
 }
 
+/**
+ * The import circles among the top-level parts of `srcDir`: each folder directly under it counts as
+ * one part (its files together), each file beside them as itself; tests (`*.test.ts`) are left
+ * out, since a test may exercise several layers at once. A package whose folders are its layers
+ * has none: every folder imports only from the folders below it.
+ */
+export function findFolderCycles(srcDir: string): ImportCycle[] {
+  const part = (file: string) => (file.includes('/') ? `${file.split('/')[0]}/` : file);
+  const parts = new Map<string, Set<string>>();
+  for (const [file, targets] of importGraph(srcDir)) {
+    if (file.endsWith('.test.ts')) continue;
+    const from = part(file);
+    const set = parts.get(from) ?? new Set<string>();
+    for (const target of targets) if (part(target) !== from) set.add(part(target));
+    parts.set(from, set);
+  }
+  const graph = new Map([...parts].map(([k, v]) => [k, [...v].sort()] as const));
+  return components(graph)
+    .filter((c) => c.length > 1)
+    .map((files) => ({ files, loop: loopThrough(graph, new Set(files), files[0] as string) }));
+}
+
 /** A readable report of `cycles` (one block per circle). */
 export function describeImportCycles(cycles: readonly ImportCycle[]): string {
   return cycles

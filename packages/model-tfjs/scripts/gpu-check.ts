@@ -6,7 +6,7 @@
  */
 
 import { backendInfo } from '../src/backends/webgpu/setup.ts';
-import { createCausalLM, loadCausalLM } from '../src/io/checkpoint.ts';
+import { createCausalLM, loadCausalLM } from '../src/model/load.ts';
 
 const [dir, batchArg, lenArg] = process.argv.slice(2);
 const logger = {

@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { describeImportCycles, findImportCycles } from '../../../tools/import-cycles.ts';
+import {
+  describeImportCycles,
+  findFolderCycles,
+  findImportCycles,
+} from '../../../tools/import-cycles.ts';
 
 const srcDir = dirname(fileURLToPath(import.meta.url));
 
@@ -20,6 +24,23 @@ describe('import circles', () => {
   it('no file of the package imports itself back through other files', () => {
     const cycles = findImportCycles(srcDir);
     expect(describeImportCycles(cycles)).toBe('');
+  });
+
+  it('the folders are layers: none imports from a folder that imports it back', () => {
+    expect(describeImportCycles(findFolderCycles(srcDir))).toBe('');
+  });
+
+  it('the folder check finds two folders that import each other, and leaves tests out', () => {
+    const root = sourceTree({
+      'model/model.ts': "import { run } from '../generate/run.ts';\nexport const m = run;\n",
+      'generate/run.ts': "import type { C } from '../model/config.ts';\nexport const run = 1;\n",
+      'model/config.ts': 'export type C = number;\n',
+      'io/save.ts': "import type { C } from '../model/config.ts';\nexport const save = 1;\n",
+      'model/save.test.ts': "import { save } from '../io/save.ts';\n",
+    });
+    const cycles = findFolderCycles(root);
+    expect(cycles.map((c) => c.files)).toEqual([['generate/', 'model/']]);
+    expect(cycles[0]?.loop).toEqual(['generate/', 'model/', 'generate/']);
   });
 
   it('the check finds a circle through folders and type-only imports, and names a loop', () => {

@@ -49,17 +49,22 @@ export {
   splitHost,
   splitRows,
 } from './backends/webgpu/split.ts';
-export { type SampledToken, sampleToken, type TokenSamplingOptions } from './generate/sampling.ts';
 export {
-  type CreateOptions,
-  createCausalLM,
-  type LoadOptions,
-  loadCausalLM,
-} from './io/checkpoint.ts';
+  type CausalLMConfig,
+  type CausalLMConfigInput,
+  type FloatDType,
+  parseConfig,
+} from './decoder/config.ts';
+export { LORA_TARGETS, LoRAAdapters, type LoRAOptions } from './decoder/lora.ts';
+export {
+  type ParameterStorage,
+  ParameterStore,
+  type ParameterStoreOptions,
+} from './decoder/parameter-store.ts';
+export { type SampledToken, sampleToken, type TokenSamplingOptions } from './generate/sampling.ts';
 export { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './io/dtype.ts';
 export {
   encodeSafetensors,
-  type FloatDType,
   type NamedTensor,
   readCheckpointTensors,
   readSafetensors,
@@ -79,13 +84,12 @@ export {
   type ScoreOptions,
   type TokenScores,
 } from './model/causal-lm.ts';
-export { type CausalLMConfig, type CausalLMConfigInput, parseConfig } from './model/config.ts';
-export { LORA_TARGETS, LoRAAdapters, type LoRAOptions } from './model/lora.ts';
 export {
-  type ParameterStorage,
-  ParameterStore,
-  type ParameterStoreOptions,
-} from './model/parameter-store.ts';
+  type CreateOptions,
+  createCausalLM,
+  type LoadOptions,
+  loadCausalLM,
+} from './model/load.ts';
 export { WorkerPool } from './parallel/worker-pool.ts';
 export {
   HFTokenizer,

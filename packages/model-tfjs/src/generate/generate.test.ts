@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCausalLM } from '../io/checkpoint.ts';
+import { createCausalLM } from '../model/load.ts';
 
 const config = {
   vocab_size: 50,

@@ -22,13 +22,13 @@ import {
   MAX_GPU_SAMPLING_VOCAB,
   sampleTokensOnGpu,
 } from '../backends/webgpu/kernels/sample.ts';
-import type { CausalLMConfig } from '../model/config.ts';
+import type { CausalLMConfig } from '../decoder/config.ts';
 import {
   buildMask,
   type ForwardInputs,
   type ForwardOutput,
   type LayerCache,
-} from '../model/forward.ts';
+} from '../decoder/forward.ts';
 import {
   type SampledToken,
   sampleToken,

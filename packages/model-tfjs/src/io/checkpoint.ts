@@ -1,29 +1,19 @@
 /**
- * Loading, creating and saving Hugging Face model folders (spec A2, A7, A8): `config.json` plus
- * `model.safetensors` or a sharded index. Saving writes exactly the expected parameter set in the
- * config's dtype (see save.ts).
+ * Hugging Face model folders on the way in (spec A2, A7, A8): `config.json`, and the tensors of
+ * `model.safetensors` or a sharded index checked against the parameters the config implies and
+ * put in the in-memory layout (linear weights `[in, out]`); and the seeded weights of a fresh
+ * model. Writing a folder is `save.ts`; a `CausalLM` is made from these in `model/load.ts`.
  */
 import { readFile } from 'node:fs/promises';
 import { createRng, DataError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import { type BackendName, type BackendOptions, selectBackend } from '../backends/select.ts';
-import { checkWasmWeights } from '../backends/wasm/memory.ts';
-import { CausalLM } from '../model/causal-lm.ts';
-import { type CausalLMConfig, type CausalLMConfigInput, parseConfig } from '../model/config.ts';
-import { isIgnorableKey, parameterSpecs, transpose2d } from '../model/parameters.ts';
-import { type NamedTensor, readCheckpointTensors } from './safetensors.ts';
+import type { CausalLMConfig } from '../decoder/config.ts';
+import { parseConfig } from '../decoder/config.ts';
+import { isIgnorableKey, parameterSpecs, transpose2d } from '../decoder/parameters.ts';
+import type { NamedTensor } from './safetensors.ts';
 
-/** Options of {@link loadCausalLM} and {@link createCausalLM}. */
-export interface LoadOptions extends BackendOptions {
-  /**
-   * Hold the embedding and LM head as row blocks of at most this many bytes (and keep one call's
-   * logits under it). On webgpu the default, and the cap, is the device's binding limit
-   * (`maxStorageBufferBindingSize`); on other backends nothing is split unless this is set.
-   */
-  readonly maxBindingBytes?: number;
-}
-
-async function readConfig(dir: string): Promise<CausalLMConfig> {
+/** The parsed `config.json` of an HF model folder (a `DataError` naming the file when unreadable). */
+export async function readConfig(dir: string): Promise<CausalLMConfig> {
   let text: string;
   try {
     text = await readFile(`${dir}/config.json`, 'utf8');
@@ -42,30 +32,16 @@ async function readConfig(dir: string): Promise<CausalLMConfig> {
   }
 }
 
-/** Loads a local HF model folder onto the selected backend. */
-export async function loadCausalLM(dir: string, options: LoadOptions = {}): Promise<CausalLM> {
-  const config = await readConfig(dir);
-  const backend = await selectBackend(options);
-  checkFits(config, backend);
-  const tensors = await readCheckpointTensors(dir);
-  return modelFromTensors(config, backend, tensors, options, dir);
-}
-
-/** Refuses, before any weight is read or drawn, a model the backend cannot hold. */
-function checkFits(config: CausalLMConfig, backend: BackendName): void {
-  if (backend !== 'wasm') return;
-  checkWasmWeights(
-    parameterSpecs(config).reduce((n, spec) => n + spec.shape.reduce((a, b) => a * b, 1), 0),
-  );
-}
-
-function modelFromTensors(
+/**
+ * The model's weights from a checkpoint's tensors, in the in-memory layout: every expected
+ * parameter present with the shape the config implies, nothing unexpected (`DataError`s naming
+ * `source` and the tensor). The caller owns the tensors.
+ */
+export function checkpointWeights(
   config: CausalLMConfig,
-  backend: BackendName,
   tensors: ReadonlyMap<string, NamedTensor>,
-  options: LoadOptions,
   source: string,
-): CausalLM {
+): Map<string, tf.Tensor> {
   const specs = parameterSpecs(config);
   const expected = new Set(specs.map((s) => s.name));
   for (const name of tensors.keys()) {
@@ -106,37 +82,20 @@ function modelFromTensors(
     tf.dispose([...weights.values()]);
     throw error;
   }
-  return new CausalLM(config, backend, weights, {
-    ...(options.logger ? { logger: options.logger } : {}),
-    ...(options.maxBindingBytes !== undefined ? { maxBindingBytes: options.maxBindingBytes } : {}),
-  });
-}
-
-/** Options of {@link createCausalLM}. */
-export interface CreateOptions extends LoadOptions {
-  /** Seed of the weight initialisation (core `Rng`). */
-  readonly seed: number | string;
+  return weights;
 }
 
 /**
- * A fresh model from an HF-style config (snake_case fields): linear and embedding weights from
- * N(0, initializer_range²) (default 0.02), biases 0, norm weights 1, drawn from a seeded `Rng`.
+ * Weights of a fresh model: linear and embedding weights from N(0, initializer_range²) (default
+ * 0.02), biases 0, norm weights 1, drawn from a seeded `Rng`, as checkpoint tensors (HF layout).
  */
-export async function createCausalLM(
-  configInput: CausalLMConfigInput,
-  options: CreateOptions,
-): Promise<CausalLM> {
-  const config = parseConfig({
-    model_type: 'qwen2',
-    architectures: [configInput.model_type === 'llama' ? 'LlamaForCausalLM' : 'Qwen2ForCausalLM'],
-    hidden_act: 'silu',
-    ...configInput,
-  });
-  const backend = await selectBackend(options);
-  checkFits(config, backend);
+export function freshTensors(
+  config: CausalLMConfig,
+  seed: number | string,
+): Map<string, NamedTensor> {
   const std =
     typeof config.raw.initializer_range === 'number' ? config.raw.initializer_range : 0.02;
-  const rng = createRng(options.seed).split('init');
+  const rng = createRng(seed).split('init');
   const tensors = new Map<string, NamedTensor>();
   for (const spec of parameterSpecs(config)) {
     const n = spec.shape.reduce((a, b) => a * b, 1);
@@ -145,5 +104,5 @@ export async function createCausalLM(
     else if (spec.init === 'normal') for (let i = 0; i < n; i++) data[i] = rng.normal(0, std);
     tensors.set(spec.name, { dtype: config.dtype, shape: spec.shape, data });
   }
-  return modelFromTensors(config, backend, tensors, options, 'createCausalLM');
+  return tensors;
 }

@@ -9,8 +9,8 @@
  */
 import { DataError, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import { LORA_TARGETS, type LoRAAdapters, type LoRAOptions } from '../model/lora.ts';
-import type { ParameterStore } from '../model/parameter-store.ts';
+import { LORA_TARGETS, type LoRAAdapters, type LoRAOptions } from '../decoder/lora.ts';
+import type { ParameterStore } from '../decoder/parameter-store.ts';
 import { type NamedTensor, readRequiredSafetensorsFile } from './safetensors.ts';
 
 /** File name of the LoRA adapters inside a training-state folder. */

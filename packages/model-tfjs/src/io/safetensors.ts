@@ -6,10 +6,8 @@
  */
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { DataError, InvalidInputError } from '@agentrl/core';
+import type { FloatDType } from '../decoder/config.ts';
 import { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './dtype.ts';
-
-/** The floating dtypes a model checkpoint may use. */
-export type FloatDType = 'BF16' | 'F16' | 'F32';
 
 /** One tensor read from (or to be written to) a safetensors file. */
 export interface NamedTensor {

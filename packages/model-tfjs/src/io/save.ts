@@ -6,15 +6,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { ConfigError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import type { CausalLMConfig } from '../model/config.ts';
-import type { ParameterStore } from '../model/parameter-store.ts';
-import { parameterSpecs, transpose2d } from '../model/parameters.ts';
-import {
-  encodeSafetensors,
-  type FloatDType,
-  type NamedTensor,
-  storedByteSize,
-} from './safetensors.ts';
+import type { CausalLMConfig, FloatDType } from '../decoder/config.ts';
+import type { ParameterStore } from '../decoder/parameter-store.ts';
+import { parameterSpecs, transpose2d } from '../decoder/parameters.ts';
+import { encodeSafetensors, type NamedTensor, storedByteSize } from './safetensors.ts';
 
 const TORCH_DTYPE: Record<FloatDType, string> = {
   F32: 'float32',

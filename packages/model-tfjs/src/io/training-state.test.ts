@@ -6,8 +6,8 @@ import { DataError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import type { CausalLM } from '../model/causal-lm.ts';
+import { createCausalLM, loadCausalLM } from '../model/load.ts';
 import { TINY_TEST_CONFIG } from '../test-models.ts';
-import { createCausalLM, loadCausalLM } from './checkpoint.ts';
 import { LORA_STATE_FILE } from './lora-state.ts';
 import {
   encodeSafetensors,

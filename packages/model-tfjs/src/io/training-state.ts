@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { DataError, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { joinHost, splitHost } from '../backends/webgpu/split.ts';
-import type { ParameterStore } from '../model/parameter-store.ts';
+import type { ParameterStore } from '../decoder/parameter-store.ts';
 import { AdamWState, type ResolvedOptimizerOptions } from '../train/optimizer.ts';
 import {
   adapterKey,

@@ -1,9 +1,9 @@
 /**
- * `CausalLM`: a Qwen2 / Llama decoder over a {@link ParameterStore} (its weights under their
- * Hugging Face names, their storage and LoRA adapters), with scoring (`tokenLogProbs`), KV-cache
- * generation (the core `Policy`), training steps, worker threads and saving. Generation, training
- * and saving are functions of their own folders that take what they need (the store, the forward
- * pass), so none of them imports this class.
+ * `CausalLM`: a Qwen2 / Llama {@link Decoder} (the forward pass over a `ParameterStore`: its
+ * weights under their Hugging Face names, their storage and LoRA adapters) with scoring
+ * (`tokenLogProbs`), KV-cache generation (the core `Policy`), training steps, worker threads and
+ * saving. Generation, training and saving are functions of their own folders that take what they
+ * need (the store, the decoder), so none of them imports this class.
  */
 
 import { availableParallelism } from 'node:os';
@@ -15,12 +15,14 @@ import {
 } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
+import type { CausalLMConfig } from '../decoder/config.ts';
+import { Decoder } from '../decoder/decoder.ts';
+import type { LoRAAdapters, LoRAOptions } from '../decoder/lora.ts';
 import {
-  fusedEntropy,
-  fusedKernelsActive,
-  fusedTokenLogProbs,
-} from '../backends/webgpu/kernels/fused.ts';
-import { webgpuBindingLimit } from '../backends/webgpu/setup.ts';
+  type ParameterStorage,
+  ParameterStore,
+  resolveBindingLimit,
+} from '../decoder/parameter-store.ts';
 import { generateTokens } from '../generate/generate.ts';
 import { type SaveOptions, saveCausalLM } from '../io/save.ts';
 import { loadTrainingState, saveTrainingState } from '../io/training-state.ts';
@@ -34,20 +36,8 @@ import {
   trainPolicyStep,
   trainSupervisedStep,
 } from '../train/steps.ts';
-import type { CausalLMConfig } from './config.ts';
-import {
-  buildMask,
-  decoderForward,
-  type ForwardInputs,
-  type ForwardOutput,
-  headLogits,
-  type RotaryConstants,
-} from './forward.ts';
-import type { LoRAAdapters, LoRAOptions } from './lora.ts';
-import { inverseFrequencies, pickLogProbs, rotateHalfMatrix, tiedHeadInPlace } from './ops.ts';
-import { type ParameterStorage, ParameterStore } from './parameter-store.ts';
 
-export type { ParameterStorage } from './parameter-store.ts';
+export type { ParameterStorage } from '../decoder/parameter-store.ts';
 
 /** Options of the {@link CausalLM} constructor. */
 export interface CausalLMOptions {
@@ -60,21 +50,6 @@ export interface CausalLMOptions {
    * it is given (tests).
    */
   readonly maxBindingBytes?: number;
-}
-
-function resolveBindingLimit(
-  backend: BackendName,
-  requested: number | undefined,
-): number | undefined {
-  if (requested !== undefined && !(Number.isFinite(requested) && requested > 0)) {
-    throw new InvalidInputError(
-      `maxBindingBytes is ${requested}; use a positive number of bytes (or leave it unset)`,
-      { details: { field: 'maxBindingBytes', value: requested } },
-    );
-  }
-  const device = backend === 'webgpu' ? webgpuBindingLimit() : undefined;
-  if (device === undefined) return requested;
-  return requested === undefined ? device : Math.min(requested, device);
 }
 
 /** Batches smaller than this generate on the calling thread even when workers run. */
@@ -94,12 +69,6 @@ export interface TokenScores {
   readonly entropies: number[][];
 }
 
-/** Tensors of a right-padded batch: `[B, T-1]` log-probs (and entropies) of tokens 1..T-1. */
-export interface TokenLogProbTensors {
-  readonly logProbs: tf.Tensor2D;
-  readonly entropies?: tf.Tensor2D;
-}
-
 function checkSequences(
   sequences: readonly (readonly number[])[],
   vocabSize: number,
@@ -117,34 +86,9 @@ function checkSequences(
   });
 }
 
-/** Log-probs of `targets` (and entropies) of one group of logit rows `[n, V]`. */
-function scoreLogits(
-  logits: tf.Tensor2D,
-  targets: Int32Array,
-  withEntropy: boolean | undefined,
-): { logProbs: tf.Tensor1D; entropies?: tf.Tensor1D } {
-  if (fusedKernelsActive()) {
-    // webgpu: one dispatch for the log-probs and one for the entropies, no [N, V] temporaries.
-    const logProbs = fusedTokenLogProbs(logits, tf.tensor1d(targets, 'int32')) as tf.Tensor1D;
-    if (withEntropy !== true) return { logProbs };
-    return { logProbs, entropies: fusedEntropy(logits) as tf.Tensor1D };
-  }
-  const { logProbs, lse } = pickLogProbs(logits, targets);
-  if (withEntropy !== true) return { logProbs: logProbs as tf.Tensor1D };
-  const probs = tf.exp(tf.sub(logits, tf.expandDims(lse, -1)));
-  const entropies = tf.sub(lse, tf.sum(tf.mul(probs, logits), -1)) as tf.Tensor1D;
-  return { logProbs: logProbs as tf.Tensor1D, entropies };
-}
-
 /** A decoder-only causal LM in tfjs. Create with `loadCausalLM` or `createCausalLM`. */
-export class CausalLM implements Policy {
-  readonly config: CausalLMConfig;
-  /** The tfjs backend the model was created on. */
-  readonly backend: BackendName;
+export class CausalLM extends Decoder implements Policy {
   readonly logger: ModelLogger | undefined;
-  /** The weights, their storage, the LoRA adapters and the optimizer state. */
-  readonly parameters: ParameterStore;
-  readonly #rope: RotaryConstants;
   #pool: WorkerPool | undefined;
 
   /** Whether train steps may update the weights (false for a {@link frozenCopy}). */
@@ -230,17 +174,15 @@ export class CausalLM implements Policy {
     weights: ReadonlyMap<string, tf.Tensor | readonly tf.Tensor[]>,
     options: CausalLMOptions = {},
   ) {
-    this.config = config;
-    this.backend = backend;
+    super(
+      config,
+      backend,
+      new ParameterStore(config, weights, {
+        trainable: options.trainable ?? true,
+        maxBindingBytes: resolveBindingLimit(backend, options.maxBindingBytes),
+      }),
+    );
     this.logger = options.logger;
-    this.parameters = new ParameterStore(config, weights, {
-      trainable: options.trainable ?? true,
-      maxBindingBytes: resolveBindingLimit(backend, options.maxBindingBytes),
-    });
-    this.#rope = {
-      invFreq: inverseFrequencies(config.headDim, config.ropeTheta),
-      rotateHalf: rotateHalfMatrix(config.headDim),
-    };
   }
 
   /**
@@ -312,166 +254,9 @@ export class CausalLM implements Policy {
     return this.parameters.count();
   }
 
-  /**
-   * Low-level forward pass (final-norm hidden states `[B·T, H]`); call inside `tf.tidy`. With LoRA
-   * active the adapted projections add their factored term (no merged weight, no base gradient);
-   * an inference pass inside a generation reads the weights merged once for it.
-   */
-  forward(inputs: ForwardInputs): ForwardOutput {
-    const store = this.parameters;
-    const lora = store.lora;
-    // An inference pass (inputs.inference) multiplies without custom gradients (see ops.ts).
-    if (lora === undefined)
-      return decoderForward(this.config, store.weight, this.#rope, inputs, store.blocks);
-    const merged = inputs.inference === true ? store.mergedLoRAWeights() : undefined;
-    if (merged !== undefined) {
-      const get = (name: string) => merged.get(name) ?? store.weight(name);
-      return decoderForward(this.config, get, this.#rope, inputs, store.blocks);
-    }
-    return decoderForward(
-      this.config,
-      store.weight,
-      this.#rope,
-      inputs,
-      store.blocks,
-      lora.lowRank,
-    );
-  }
-
-  /**
-   * Logits `[N, V]` of hidden states `[N, H]`; call inside `tf.tidy`. With `inference`, a tied
-   * head uses a cached transposed embedding (not differentiable): on wasm a matmul against a new
-   * tensor repacks it every call, ~10x the cost of the decode-step matmul itself.
-   */
-  logits(hidden: tf.Tensor2D, options: { inference?: boolean } = {}): tf.Tensor2D {
-    this.#checkLogitsSize(hidden.shape[0]);
-    // The cached transposed head serves backends whose matmul wants the plain layout (XNNPACK:
-    // a matmul against a new transposed tensor repacks it every call); ours reads it in place.
-    if (options.inference !== true || !this.config.tieWordEmbeddings || tiedHeadInPlace())
-      return headLogits(
-        this.config,
-        this.parameters.weight,
-        hidden,
-        this.parameters.blocks,
-        this.parameters.lora !== undefined,
-      );
-    const parts = this.parameters.transposedEmbedding().map((head) => tf.matMul(hidden, head));
-    return (parts.length === 1 ? parts[0] : tf.concat(parts, 1)) as tf.Tensor2D;
-  }
-
-  /** Rows of logits one head call may produce: `[N, V]` float32 must fit `maxBindingBytes`. */
-  logitsRowsPerCall(): number {
-    const limit = this.maxBindingBytes;
-    if (limit === undefined) return Number.POSITIVE_INFINITY;
-    return Math.floor(limit / (this.config.vocabSize * 4));
-  }
-
-  #checkLogitsSize(rows: number): void {
-    if (rows <= this.logitsRowsPerCall()) return;
-    const V = this.config.vocabSize;
-    throw new InvalidInputError(
-      `one call's logits, ${rows} positions × ${V} vocabulary entries (${rows * V * 4} bytes), exceed the binding limit of ${this.maxBindingBytes} bytes (maxBindingBytes; on webgpu the adapter's maxStorageBufferBindingSize), and the GPU would return wrong numbers: lower microBatchSize in trainStep/sftStep so a micro-batch has at most ${this.logitsRowsPerCall()} response tokens, or generate for fewer prompts per call (scoring splits its rows by itself)`,
-      { details: { field: 'microBatchSize', value: rows, limit: this.maxBindingBytes } },
-    );
-  }
-
   /** Drops caches derived from the weights; call after changing variables outside train steps. */
   weightsChanged(): void {
     this.parameters.weightsChanged();
-  }
-
-  /**
-   * Logits `[N, V]` (divided by `temperature`) that predict token `t + 1` of sequence `b`, for the
-   * flat positions `rows[n] = b·(T-1) + t` of the right-padded batch (all positions when absent);
-   * call inside `tf.tidy`. Right pads sit after every real query, so the causal mask alone keeps
-   * them from changing any real value.
-   */
-  positionLogits(
-    sequences: readonly (readonly number[])[],
-    rows?: Int32Array,
-    temperature = 1,
-    inference = false,
-  ): { logits: tf.Tensor2D; T: number } {
-    const { hidden, T } = this.positionHidden(sequences, rows, inference);
-    const logits = this.logits(hidden, { inference });
-    return { logits: temperature === 1 ? logits : tf.div(logits, temperature), T };
-  }
-
-  /**
-   * Final-norm hidden states `[N, H]` at the positions {@link positionLogits} scores (all
-   * `B·(T-1)` of them when `rows` is absent); call inside `tf.tidy`.
-   */
-  positionHidden(
-    sequences: readonly (readonly number[])[],
-    rows?: Int32Array,
-    inference = false,
-  ): { hidden: tf.Tensor2D; T: number } {
-    const B = sequences.length;
-    const T = Math.max(2, ...sequences.map((s) => s.length));
-    const ids = new Int32Array(B * T);
-    const positions = new Int32Array(B * T);
-    for (let b = 0; b < B; b++) {
-      const seq = sequences[b] as readonly number[];
-      for (let t = 0; t < T; t++) {
-        positions[b * T + t] = t;
-        if (t < seq.length) ids[b * T + t] = seq[t] as number;
-      }
-    }
-    const { hidden } = this.forward({
-      ids: tf.tensor2d(ids, [B, T], 'int32'),
-      positions,
-      mask: buildMask(undefined, B, T, T),
-      inference,
-    });
-    const H = this.config.hiddenSize;
-    let used = tf.reshape(tf.slice(tf.reshape(hidden, [B, T, H]), [0, 0, 0], [B, T - 1, H]), [
-      B * (T - 1),
-      H,
-    ]) as tf.Tensor2D;
-    if (rows !== undefined) used = tf.gather(used, tf.tensor1d(rows, 'int32'));
-    return { hidden: used, T };
-  }
-
-  /**
-   * Log-probs (and optionally entropies) of tokens 1..T-1 of a right-padded batch, as tensors
-   * `[B, T-1]`, differentiable; call inside `tf.tidy`.
-   */
-  tokenLogProbTensors(
-    sequences: readonly (readonly number[])[],
-    options: { temperature?: number; withEntropy?: boolean; inference?: boolean } = {},
-  ): TokenLogProbTensors {
-    const B = sequences.length;
-    const temperature = options.temperature ?? 1;
-    const inference = options.inference ?? false;
-    const { hidden, T } = this.positionHidden(sequences, undefined, inference);
-    const targets = new Int32Array(B * (T - 1));
-    sequences.forEach((seq, b) => {
-      for (let t = 0; t < T - 1; t++)
-        targets[b * (T - 1) + t] = t + 1 < seq.length ? (seq[t + 1] as number) : 0;
-    });
-    // Rows in groups whose logits fit one binding (all at once unless the limit is small).
-    const N = B * (T - 1);
-    const per = Math.max(1, Math.min(N, this.logitsRowsPerCall()));
-    const logProbParts: tf.Tensor1D[] = [];
-    const entropyParts: tf.Tensor1D[] = [];
-    for (let start = 0; start < N; start += per) {
-      const n = Math.min(per, N - start);
-      const h =
-        n === N ? hidden : (tf.slice(hidden, [start, 0], [n, hidden.shape[1]]) as tf.Tensor2D);
-      const raw = this.logits(h, { inference });
-      const logits = temperature === 1 ? raw : (tf.div(raw, temperature) as tf.Tensor2D);
-      const part = scoreLogits(logits, targets.subarray(start, start + n), options.withEntropy);
-      logProbParts.push(part.logProbs);
-      if (part.entropies !== undefined) entropyParts.push(part.entropies);
-    }
-    const join = (parts: tf.Tensor1D[]) =>
-      tf.reshape(parts.length === 1 ? (parts[0] as tf.Tensor1D) : tf.concat(parts), [
-        B,
-        T - 1,
-      ]) as tf.Tensor2D;
-    const logProbs = join(logProbParts);
-    if (options.withEntropy !== true) return { logProbs };
-    return { logProbs, entropies: join(entropyParts) };
   }
 
   /** `log p(t_i | t_<i)` for i >= 1 of every sequence (spec A5); a ragged batch in one call. */
@@ -628,9 +413,8 @@ export class CausalLM implements Policy {
   }
 
   /** Frees every tensor the model owns (and stops its workers). */
-  dispose(): void {
+  override dispose(): void {
     void this.stopWorkers();
-    this.parameters.dispose();
-    this.#rope.rotateHalf.dispose();
+    super.dispose();
   }
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { loadCausalLM } from '../io/checkpoint.ts';
+import { loadCausalLM } from './load.ts';
 
 const fixtureDir = fileURLToPath(
   new URL('../../../../../shared/fixtures/qwen2-tiny', import.meta.url),

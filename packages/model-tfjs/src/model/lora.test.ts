@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCausalLM, loadCausalLM } from '../io/checkpoint.ts';
 import type { CausalLM } from './causal-lm.ts';
+import { createCausalLM, loadCausalLM } from './load.ts';
 
 const config = {
   vocab_size: 20,

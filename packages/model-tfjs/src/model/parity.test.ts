@@ -4,8 +4,8 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendName } from '../backends/select.ts';
 import { backendInfo, probeWebGPUAdapter } from '../backends/webgpu/setup.ts';
-import { loadCausalLM } from '../io/checkpoint.ts';
 import type { CausalLM } from './causal-lm.ts';
+import { loadCausalLM } from './load.ts';
 
 const fixtureDir = fileURLToPath(
   new URL('../../../../../shared/fixtures/qwen2-tiny', import.meta.url),

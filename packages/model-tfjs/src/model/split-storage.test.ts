@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendName } from '../backends/select.ts';
 import { selectBackend } from '../backends/select.ts';
 import { probeWebGPUAdapter } from '../backends/webgpu/setup.ts';
-import { createCausalLM, type LoadOptions, loadCausalLM } from '../io/checkpoint.ts';
 import { readSafetensors } from '../io/safetensors.ts';
 import { OPTIMIZER_STATE_FILE } from '../io/training-state.ts';
 import type { CausalLM } from './causal-lm.ts';
+import { createCausalLM, type LoadOptions, loadCausalLM } from './load.ts';
 
 const fixtureDir = fileURLToPath(
   new URL('../../../../../shared/fixtures/qwen2-tiny', import.meta.url),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createCausalLM } from '../io/checkpoint.ts';
 import { PARALLEL_GENERATE_MIN_ROWS } from '../model/causal-lm.ts';
+import { createCausalLM } from '../model/load.ts';
 
 // Worker threads load the TypeScript sources directly, which needs Node's type stripping (Node 22.18+/24).
 const canStripTypes =

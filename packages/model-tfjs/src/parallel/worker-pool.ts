@@ -13,8 +13,8 @@ import {
   wasmSwitches,
   webgpuSwitches,
 } from '../backends/switches.ts';
-import type { CausalLMConfig } from '../model/config.ts';
-import type { ParameterStore } from '../model/parameter-store.ts';
+import type { CausalLMConfig } from '../decoder/config.ts';
+import type { ParameterStore } from '../decoder/parameter-store.ts';
 import type { GradientJob, WorkerGradients } from '../train/samples.ts';
 
 /** What the calling thread sends to a worker. */

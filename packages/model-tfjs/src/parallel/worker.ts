@@ -5,9 +5,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
 import { type BackendName, selectBackend } from '../backends/select.ts';
+import { parseConfig } from '../decoder/config.ts';
+import { Decoder } from '../decoder/decoder.ts';
+import { ParameterStore, resolveBindingLimit } from '../decoder/parameter-store.ts';
 import { generateTokens } from '../generate/generate.ts';
-import { CausalLM } from '../model/causal-lm.ts';
-import { parseConfig } from '../model/config.ts';
 import { computeGradients } from '../train/steps.ts';
 import type { WorkerInit, WorkerRequest, WorkerResponse } from './worker-pool.ts';
 
@@ -21,7 +22,11 @@ const weights = new Map<string, tf.Tensor>();
 for (const [i, name] of init.names.entries()) {
   weights.set(name, tf.tensor(init.weights[i] as Float32Array, init.shapes[i]));
 }
-const model = new CausalLM(parseConfig(init.configRaw), backend, weights);
+const config = parseConfig(init.configRaw);
+const parameters = new ParameterStore(config, weights, {
+  maxBindingBytes: resolveBindingLimit(backend, undefined),
+});
+const model = new Decoder(config, backend, parameters);
 const port = parentPort;
 
 async function handle(
@@ -29,13 +34,13 @@ async function handle(
 ): Promise<{ result: unknown; transfer: ArrayBuffer[] }> {
   switch (request.type) {
     case 'weights': {
-      const variables = model.variables();
+      const variables = model.parameters.variables();
       tf.tidy(() => {
         for (const [i, v] of variables.entries()) {
           v.assign(tf.tensor(request.weights[i] as Float32Array, v.shape));
         }
       });
-      model.weightsChanged();
+      model.parameters.weightsChanged();
       return { result: null, transfer: [] };
     }
     case 'gradients': {

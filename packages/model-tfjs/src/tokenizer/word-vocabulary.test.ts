@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCausalLM } from '../io/checkpoint.ts';
+import { createCausalLM } from '../model/load.ts';
 import { TINY_TEST_CONFIG } from '../test-models.ts';
 import { HFTokenizer, loadTokenizer } from './hf-tokenizer.ts';
 import { buildWordVocabulary, writeTokenizerFiles } from './word-vocabulary.ts';

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { createCausalLM } from '../io/checkpoint.ts';
 import type { CausalLM } from '../model/causal-lm.ts';
+import { createCausalLM } from '../model/load.ts';
 import { TINY_TEST_CONFIG } from '../test-models.ts';
 import type { PolicySample } from './samples.ts';
 

@@ -11,9 +11,9 @@ import type { BackendName } from '../backends/select.ts';
 import { releasePackedPanels } from '../backends/wasm/kernels.ts';
 import { checkWasmTraining, isWasmHeapFailure, wasmHeapFailure } from '../backends/wasm/memory.ts';
 import { fusedKernelsActive, fusedTokenLogProbs } from '../backends/webgpu/kernels/fused.ts';
-import type { CausalLMConfig } from '../model/config.ts';
-import { pickLogProbs } from '../model/ops.ts';
-import type { ParameterStore } from '../model/parameter-store.ts';
+import type { CausalLMConfig } from '../decoder/config.ts';
+import { pickLogProbs } from '../decoder/ops.ts';
+import type { ParameterStore } from '../decoder/parameter-store.ts';
 import { AdamWState, applyAdamW, type OptimizerOptions } from './optimizer.ts';
 import type { GradientJob, PolicySample, SupervisedSample, WorkerGradients } from './samples.ts';
 

@@ -1,6 +1,6 @@
 import { isAgentRLError } from '@agentrl/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCausalLM } from '../../io/checkpoint.ts';
+import { createCausalLM } from '../../model/load.ts';
 import { selectBackend } from '../select.ts';
 import { WASM_HEAP_BYTES } from '../switches.ts';
 import { isWasmHeapFailure, WasmMemoryError, wasmHeapFailure } from './memory.ts';

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCausalLM, loadCausalLM } from '../../io/checkpoint.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
+import { createCausalLM, loadCausalLM } from '../../model/load.ts';
 import { seededFloats, TINY_TEST_CONFIG } from '../../test-models.ts';
 import {
   AdamWState,

@@ -8,8 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCausalLM, loadCausalLM } from '../../io/checkpoint.ts';
-import type { CausalLMConfigInput } from '../../model/config.ts';
+import type { CausalLMConfigInput } from '../../decoder/config.ts';
+import { createCausalLM, loadCausalLM } from '../../model/load.ts';
 import { expectCacheMatchesFullForward } from '../../test-generation.ts';
 import { probeWebGPUAdapter } from './setup.ts';
 

@@ -1,7 +1,7 @@
 import { isAgentRLError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createCausalLM } from '../../io/checkpoint.ts';
+import { createCausalLM } from '../../model/load.ts';
 import { selectBackend } from '../select.ts';
 import { elementwiseProgram, type WebGPUProgram } from './kernels/programs.ts';
 import { probeWebGPUAdapter, WebGPUError, withGpuErrorScope } from './setup.ts';

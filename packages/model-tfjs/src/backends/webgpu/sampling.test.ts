@@ -4,7 +4,7 @@ import { createRng, type Rng } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleToken, type TokenSamplingOptions } from '../../generate/sampling.ts';
-import { loadCausalLM } from '../../io/checkpoint.ts';
+import { loadCausalLM } from '../../model/load.ts';
 import { selectBackend } from '../select.ts';
 import { sampleTokensOnGpu } from './kernels/sample.ts';
 import { countWebGPUDispatches, probeWebGPUAdapter } from './setup.ts';

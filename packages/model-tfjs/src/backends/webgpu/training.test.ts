@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { loadCausalLM } from '../../io/checkpoint.ts';
+import { loadCausalLM } from '../../model/load.ts';
 import { expectCacheMatchesFullForward } from '../../test-generation.ts';
 import type { BackendName } from '../select.ts';
 import { probeWebGPUAdapter } from './setup.ts';

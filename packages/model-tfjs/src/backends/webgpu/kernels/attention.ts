@@ -2,7 +2,7 @@
  * Causal grouped-query attention as one WGSL dispatch (forward): one workgroup per (batch,
  * position, query head), two passes over the keys (row maximum, then exp-weighted sum of values),
  * no `[T, S]` score matrix in memory. The backward pass (attention-backward.ts) takes four
- * dispatches and recomputes the probabilities. Layouts follow model/ops.ts: `q` `[B, T, nh, d]`, keys transposed
+ * dispatches and recomputes the probabilities. Layouts follow decoder/ops.ts: `q` `[B, T, nh, d]`, keys transposed
  * `kT` `[B, nkv, d, S]`, `v` `[B, nkv, S, d]`, additive `mask` `[B or 1, 1, T, S]`; the output is
  * `[B·T, nh·d]`. Query head `i` reads kv head `floor(i / (nh / nkv))`.
  */
@@ -23,7 +23,7 @@ import {
 
 export const ATTENTION_KERNEL = 'AgentrlAttention';
 
-/** The composed reference (same math as model/ops.ts `attention`). */
+/** The composed reference (same math as decoder/ops.ts `attention`). */
 export function attentionComposed(
   q: tf.Tensor4D,
   kT: tf.Tensor4D,

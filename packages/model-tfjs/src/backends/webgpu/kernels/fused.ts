@@ -394,7 +394,7 @@ export function registerFusedKernels(): void {
 const onWebGPU = (): boolean => tf.getBackend() === 'webgpu';
 
 /**
- * Whether the decoder (model/ops.ts) uses the fused kernels now: webgpu, set up with
+ * Whether the decoder (decoder/ops.ts) uses the fused kernels now: webgpu, set up with
  * `webgpu.fusedKernels` on (the default; off compares with tfjs's own kernels).
  */
 export function fusedKernelsActive(): boolean {

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { rotaryTables } from '../../../model/ops.ts';
+import { rotaryTables } from '../../../decoder/ops.ts';
 import { seededFloats } from '../../../test-models.ts';
 import { selectBackend } from '../../select.ts';
 import { countWebGPUDispatches, probeWebGPUAdapter } from '../setup.ts';

@@ -1,7 +1,7 @@
 /**
  * Inference-only kernels that write a decoder layer's new keys and values straight into the KV
  * cache layout: one dispatch each where the composed path takes five (keys: rotary, transpose,
- * concat; values: transpose, concat). Layouts follow model/forward.ts: projections arrive flat as
+ * concat; values: transpose, concat). Layouts follow decoder/forward.ts: projections arrive flat as
  * `[B·T, nkv·d]`; keys are cached transposed `[B, nkv, d, S]`, values `[B, nkv, S, d]`; the new
  * `T` positions follow the `Sp` cached ones. Rotary tables are `[B·T, d]` (one row per position,
  * shared by the heads). No gradients: generation and scoring run these only without a tape.

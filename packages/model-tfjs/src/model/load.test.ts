@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isAgentRLError } from '@agentrl/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCausalLM, loadCausalLM } from './checkpoint.ts';
-import { readSafetensors, writeSafetensors } from './safetensors.ts';
+import { readSafetensors, writeSafetensors } from '../io/safetensors.ts';
+import { createCausalLM, loadCausalLM } from './load.ts';
 
 const fixtureDir = fileURLToPath(
   new URL('../../../../../shared/fixtures/qwen2-tiny', import.meta.url),

@@ -7,6 +7,8 @@
  */
 import { InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
+import type { BackendName } from '../backends/select.ts';
+import { webgpuBindingLimit } from '../backends/webgpu/setup.ts';
 import { blockRanges, joinHost, splitHost } from '../backends/webgpu/split.ts';
 import type { CausalLMConfig } from './config.ts';
 import type { BlockLookup } from './forward.ts';
@@ -41,6 +43,25 @@ export interface ParameterStoreOptions {
   readonly trainable?: boolean;
   /** Largest tensor one kernel may bind (bytes), already resolved against the device's limit. */
   readonly maxBindingBytes?: number | undefined;
+}
+
+/**
+ * The binding limit a store on `backend` keeps to: the requested one (checked), capped on webgpu by
+ * the device's (which is also the default there); elsewhere only what was requested.
+ */
+export function resolveBindingLimit(
+  backend: BackendName,
+  requested: number | undefined,
+): number | undefined {
+  if (requested !== undefined && !(Number.isFinite(requested) && requested > 0)) {
+    throw new InvalidInputError(
+      `maxBindingBytes is ${requested}; use a positive number of bytes (or leave it unset)`,
+      { details: { field: 'maxBindingBytes', value: requested } },
+    );
+  }
+  const device = backend === 'webgpu' ? webgpuBindingLimit() : undefined;
+  if (device === undefined) return requested;
+  return requested === undefined ? device : Math.min(requested, device);
 }
 
 function memoryShape(spec: ParameterSpec): [number, number] | [number] {

@@ -4,7 +4,9 @@
  * scaling, sliding windows) are rejected with a message that names the field.
  */
 import { ConfigError } from '@agentrl/core';
-import type { FloatDType } from '../io/safetensors.ts';
+
+/** The floating dtypes a model checkpoint may be stored in (`torch_dtype`; safetensors' names). */
+export type FloatDType = 'BF16' | 'F16' | 'F32';
 
 /** The architecture hyperparameters of a Qwen2 / Llama decoder. */
 export interface CausalLMConfig {
