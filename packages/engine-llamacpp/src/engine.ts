@@ -25,15 +25,10 @@ import {
   type WeightSnapshot,
   WeightSyncError,
 } from '@agentrl/core';
-import {
-  getLlama,
-  type Llama,
-  type LlamaContext,
-  type LlamaContextSequence,
-  LlamaLogLevel,
-  type LlamaModel,
-  type Token,
-} from 'node-llama-cpp';
+// Types only at the top: node-llama-cpp's entry point has a top-level await, which would stop
+// require() of this package on Node >= 20.19 (ERR_REQUIRE_ASYNC_MODULE); its code is imported
+// when the first engine starts (sharedLlama).
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { checkpointToGguf, type GgufConversionOptions } from './convert.ts';
 
 /** The optional logger the engine reports to; it never prints on its own. */
@@ -89,23 +84,25 @@ function sharedLlama(device: LlamaCppDevice, threads: number | undefined): Promi
   const key = `${device}/${threads ?? 'auto'}`;
   let runtime = RUNTIMES.get(key);
   if (runtime === undefined) {
-    runtime = getLlama({
-      gpu: GPU[device],
-      build: 'never',
-      skipDownload: true,
-      progressLogs: false,
-      logLevel: LlamaLogLevel.warn,
-      logger: (level, message) => {
-        const text = message.trim();
-        if (text === '') return;
-        const error = level === LlamaLogLevel.error || level === LlamaLogLevel.fatal;
-        for (const logger of LOGGERS) {
-          if (error) logger.warn?.(`llama.cpp: ${text}`, { level });
-          else logger.info?.(`llama.cpp: ${text}`, { level });
-        }
-      },
-      ...(threads !== undefined ? { maxThreads: threads } : {}),
-    });
+    runtime = import('node-llama-cpp').then(({ getLlama, LlamaLogLevel }) =>
+      getLlama({
+        gpu: GPU[device],
+        build: 'never',
+        skipDownload: true,
+        progressLogs: false,
+        logLevel: LlamaLogLevel.warn,
+        logger: (level, message) => {
+          const text = message.trim();
+          if (text === '') return;
+          const error = level === LlamaLogLevel.error || level === LlamaLogLevel.fatal;
+          for (const logger of LOGGERS) {
+            if (error) logger.warn?.(`llama.cpp: ${text}`, { level });
+            else logger.info?.(`llama.cpp: ${text}`, { level });
+          }
+        },
+        ...(threads !== undefined ? { maxThreads: threads } : {}),
+      }),
+    );
     RUNTIMES.set(key, runtime);
     runtime.catch(() => RUNTIMES.delete(key));
   }
