@@ -1,6 +1,8 @@
 /**
  * @agentrl/algorithms — advantage estimators (GiGPO, GRPO, RLOO), discounted step returns,
- * Python's difflib ratio, the dynamic-sampling filter and the PPO actor loss.
+ * Python's difflib ratio, the dynamic-sampling filter, and the PPO actor loss over plain arrays.
+ * Nothing here needs a tensor library: the tfjs losses are the `@agentrl/algorithms/losses`
+ * entry point (`losses.ts`), which alone needs the `@tensorflow/tfjs-core` peer.
  */
 export type { StepBatch } from '@agentrl/core';
 export {
@@ -30,14 +32,6 @@ export {
   type LossAggMode,
   type PolicyLossOptions,
 } from './loss-options.ts';
-export {
-  actorLoss,
-  aggLoss,
-  entropyFromLogits,
-  klPenalty,
-  maskedMean,
-  policyLoss,
-} from './losses.ts';
 export {
   type ActorLossInputs,
   type ActorLossResult,

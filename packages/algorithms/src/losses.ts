@@ -31,6 +31,18 @@ import type {
   PolicyLossResult,
 } from './losses-reference.ts';
 
+// The entry point `@agentrl/algorithms/losses` is this file: the types of its signatures come with it.
+export type {
+  ActorLossInputs,
+  ActorLossOptions,
+  ActorLossResult,
+  KLPenaltyType,
+  LossAggMode,
+  PolicyLossInputs,
+  PolicyLossOptions,
+  PolicyLossResult,
+};
+
 function asFloat(t: tf.Tensor): tf.Tensor {
   return t.dtype === 'float32' ? t : tf.cast(t, 'float32');
 }

@@ -4,7 +4,7 @@
  * step for warm starts. Everything runs inside `tf.tidy`; only the accumulated gradients and the
  * optimizer state live between micro-batches.
  */
-import { type ActorLossInputs, type ActorLossOptions, actorLoss } from '@agentrl/algorithms';
+import { type ActorLossInputs, type ActorLossOptions, actorLoss } from '@agentrl/algorithms/losses';
 import { InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
@@ -52,7 +52,7 @@ export type PolicyLossFn = (inputs: ActorLossInputs<tf.Tensor, tf.Tensor>) => {
 
 /** Options of {@link trainPolicyStep}. */
 export interface TrainStepOptions extends OptimizerOptions {
-  /** Options of `actorLoss` from `@agentrl/algorithms` (clip ratios, KL and entropy coefficients, aggregation). */
+  /** Options of `actorLoss` from `@agentrl/algorithms/losses` (clip ratios, KL and entropy coefficients, aggregation). */
   readonly loss?: ActorLossOptions;
   /** Replaces the default `actorLoss(inputs, options.loss)`. */
   readonly lossFn?: PolicyLossFn;
@@ -238,7 +238,7 @@ function sftLossOf(model: TrainableModel, mb: readonly SupervisedSample[]): Micr
   return { loss: tf.div(tf.neg(tf.sum(tf.mul(logProbs, mask))), count) as tf.Scalar };
 }
 
-/** The default policy loss: `actorLoss` of `@agentrl/algorithms` with its metrics. */
+/** The default policy loss: `actorLoss` of `@agentrl/algorithms/losses` with its metrics. */
 export function defaultPolicyLoss(options: ActorLossOptions | undefined): PolicyLossFn {
   return (inputs) => {
     const r = actorLoss(inputs, options);
