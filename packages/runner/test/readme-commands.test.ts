@@ -43,6 +43,9 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm build': { skip: 'emits dist/ in every package; the tests run on the sources' },
   'pnpm bench': { skip: 'every benchmark, hours on 2 cores' },
   'bash .ci/run': { skip: CI_ITSELF },
+  'bash .ci/registry-check.sh': {
+    skip: 'the last step of .ci/run (publishes to a local registry, installs from it)',
+  },
   'pnpm install && pnpm demo': { skip: 'the full main job, about 4 minutes on 2 cores' },
   'pnpm install && pnpm test': { skip: CI_ITSELF },
   'apt-get install -y python3-torch python3-numpy libopenblas0-pthread': { skip: PYTHON_SIDE },
