@@ -55,12 +55,14 @@ export {
   type FloatDType,
   parseConfig,
 } from './decoder/config.ts';
+export { Decoder, type TokenLogProbTensors } from './decoder/decoder.ts';
 export { LORA_TARGETS, LoRAAdapters, type LoRAOptions } from './decoder/lora.ts';
 export {
   type ParameterStorage,
   ParameterStore,
   type ParameterStoreOptions,
 } from './decoder/parameter-store.ts';
+export { type GenerationModel, generateTokens } from './generate/generate.ts';
 export { type SampledToken, sampleToken, type TokenSamplingOptions } from './generate/sampling.ts';
 export { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './io/dtype.ts';
 export {
@@ -71,7 +73,7 @@ export {
   readSafetensorsFile,
   writeSafetensors,
 } from './io/safetensors.ts';
-export { type SaveOptions, saveCausalLM } from './io/save.ts';
+export { type SavableModel, type SaveOptions, saveCausalLM } from './io/save.ts';
 export {
   loadTrainingState,
   OPTIMIZER_STATE_FILE,
