@@ -102,19 +102,21 @@ if (phase === 'warm') {
     trainEnv: spec,
     estimator: createEstimator(arm.name, arm.options),
     runDir,
-    iterations: B.iterations,
-    groups: B.groups,
-    groupSize: B.groupSize,
-    maxTurns: B.maxTurns,
     seed,
-    maxNewTokens: B.maxNewTokens,
-    temperature: B.temperature,
-    valEpisodes: B.valEpisodes,
-    valEvery: B.valEvery,
-    valTemperature: B.valTemperature,
-    miniBatchSize: B.miniBatchSize,
-    dropZeroAdvantageRows: true,
-    checkpointEvery: 0,
+    rollout: {
+      batchSize: B.groups * B.groupSize,
+      groupSize: B.groupSize,
+      maxTurns: B.maxTurns,
+      maxNewTokens: B.maxNewTokens,
+      temperature: B.temperature,
+    },
+    training: {
+      iterations: B.iterations,
+      miniBatchSize: B.miniBatchSize,
+      dropZeroAdvantageRows: true,
+      checkpointEvery: 0,
+    },
+    validation: { episodes: B.valEpisodes, every: B.valEvery, temperature: B.valTemperature },
     onEvent: (event) => {
       if (event.type === 'iteration')
         log(

@@ -54,7 +54,8 @@ const algorithmSchema = z.strictObject({
   options: z.record(z.string(), z.unknown()).default({}),
 });
 
-const rolloutSchema = z.strictObject({
+/** The `rollout` section: what one training rollout samples. */
+export const rolloutSchema = z.strictObject({
   /** Env slots per iteration (groups × group size; paper 128). */
   batchSize: int(1).default(128),
   /** Members per group n (paper 8). */
@@ -67,7 +68,8 @@ const rolloutSchema = z.strictObject({
   topK: int(0).default(0),
 });
 
-const trainingSchema = z.strictObject({
+/** The `training` section: iterations, PPO mini-batches, dynamic sampling, checkpoints. */
+export const trainingSchema = z.strictObject({
   iterations: int(1).default(150),
   miniBatchSize: int(1).default(256),
   ppoEpochs: int(1).default(1),
@@ -79,7 +81,8 @@ const trainingSchema = z.strictObject({
   keepCheckpoints: int(1).default(2),
 });
 
-const validationSchema = z.strictObject({
+/** The `validation` section: held-out episodes (group size 1) every k iterations. */
+export const validationSchema = z.strictObject({
   every: int(0).default(5),
   episodes: int(1).default(128),
   temperature: z.number().min(0).default(0.4),
@@ -96,6 +99,12 @@ const sftSchema = z.strictObject({
   seed: z.number().int().default(5000),
 });
 
+/** The `report` section. */
+export const reportSchema = z.strictObject({
+  /** Trajectories kept per iteration for the report's browser. */
+  sampleTrajectories: int(0).default(4),
+});
+
 export const runConfigSchema = z.strictObject({
   seed: z.number().int().default(0),
   runDir: z.string().min(1).default('runs/agentrl'),
@@ -106,12 +115,46 @@ export const runConfigSchema = z.strictObject({
   training: trainingSchema.default(trainingSchema.parse({})),
   validation: validationSchema.default(validationSchema.parse({})),
   sft: sftSchema.default(sftSchema.parse({})),
-  report: z
-    .strictObject({ sampleTrajectories: int(0).default(4) })
-    .default({ sampleTrajectories: 4 }),
+  report: reportSchema.default(reportSchema.parse({})),
   /** Folder of the config file (set by the loader): package names in `module` fields resolve from it. */
   baseDir: z.string().optional(),
 });
+
+/**
+ * The sections of a run config the trainer reads, with the same schemas and so the same defaults:
+ * `new Trainer({ ...config, policy, tokenizer, ... })` takes a parsed config as it is, and a
+ * caller that builds the options by hand gets the defaults a config file would.
+ */
+export const trainerSettingsSchema = z.object({
+  seed: runConfigSchema.shape.seed,
+  runDir: z.string().min(1),
+  rollout: rolloutSchema,
+  training: trainingSchema.default(trainingSchema.parse({})),
+  validation: validationSchema.default(validationSchema.parse({})),
+  report: reportSchema.default(reportSchema.parse({})),
+  env: z
+    .object({ stepTimeoutMs: envSchema.shape.stepTimeoutMs })
+    .default({ stepTimeoutMs: envSchema.shape.stepTimeoutMs.parse(undefined) }),
+});
+
+/** The trainer's settings after parsing (every default filled in). */
+export type TrainerSettings = z.output<typeof trainerSettingsSchema>;
+/** The trainer's settings as given (sections and keys with a default may be left out). */
+export type TrainerSettingsInput = z.input<typeof trainerSettingsSchema>;
+
+/**
+ * The problem with a rollout whose batch is not a whole number of groups, or undefined. The batch
+ * is `groups × groupSize` env slots; the trainer and the config loader both refuse the rest.
+ */
+export function batchDivisibilityProblem(rollout: {
+  readonly batchSize: number;
+  readonly groupSize: number;
+}): string | undefined {
+  const { batchSize, groupSize } = rollout;
+  if (batchSize % groupSize === 0) return undefined;
+  const lower = Math.max(groupSize, Math.floor(batchSize / groupSize) * groupSize);
+  return `rollout.batchSize (${batchSize}) is not divisible by rollout.groupSize (${groupSize}): use a multiple of ${groupSize} such as ${lower} or ${lower + groupSize}`;
+}
 
 /** A validated run configuration. */
 export type RunConfig = z.infer<typeof runConfigSchema>;
@@ -189,13 +232,8 @@ export function parseRunConfig(input: unknown, baseDir = process.cwd()): RunConf
     if (!isAgentRLError(error)) throw error;
     problems.push(error.message);
   }
-  const { batchSize, groupSize } = config.rollout;
-  if (batchSize % groupSize !== 0) {
-    const lower = Math.max(groupSize, Math.floor(batchSize / groupSize) * groupSize);
-    problems.push(
-      `rollout.batchSize (${batchSize}) is not divisible by rollout.groupSize (${groupSize}): use a multiple of ${groupSize} such as ${lower} or ${lower + groupSize}`,
-    );
-  }
+  const divisibility = batchDivisibilityProblem(config.rollout);
+  if (divisibility !== undefined) problems.push(divisibility);
   const m = config.model;
   if (m.path !== undefined) {
     const path = isAbsolute(m.path) ? m.path : resolve(baseDir, m.path);

@@ -22,6 +22,9 @@ export {
   type RunConfigInput,
   readConfigFile,
   runConfigSchema,
+  type TrainerSettings,
+  type TrainerSettingsInput,
+  trainerSettingsSchema,
 } from './config.ts';
 export { createEstimator, ESTIMATOR_NAMES, type EstimatorName } from './estimators.ts';
 export { type EvaluateOptions, type EvaluationResult, evaluateAgent } from './evaluate.ts';

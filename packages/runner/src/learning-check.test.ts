@@ -67,18 +67,11 @@ async function train(algorithm: EstimatorName, estimatorOptions: Record<string, 
       trainEnv: env,
       estimator: createEstimator(algorithm, estimatorOptions),
       runDir,
-      iterations: 12,
-      groups: 8,
-      groupSize: 8,
-      maxTurns: 3 * ROOMS,
       seed: 0,
       // One word per turn: the response is the action.
-      maxNewTokens: 1,
-      valEpisodes: 64,
-      valEvery: 6,
-      valTemperature: 1,
-      miniBatchSize: 64,
-      checkpointEvery: 0,
+      rollout: { batchSize: 64, groupSize: 8, maxTurns: 3 * ROOMS, maxNewTokens: 1 },
+      training: { iterations: 12, miniBatchSize: 64, checkpointEvery: 0 },
+      validation: { episodes: 64, every: 6, temperature: 1 },
     }).run();
   } finally {
     policy.dispose();

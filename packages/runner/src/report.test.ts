@@ -23,14 +23,10 @@ async function trainedRun(): Promise<string> {
     trainEnv: corridorSpec(),
     estimator: meanBaselineEstimator,
     runDir,
-    iterations: 4,
-    groups: 4,
-    groupSize: 4,
-    maxTurns: 8,
     seed: 1,
-    maxNewTokens: 64,
-    valEpisodes: 8,
-    valEvery: 2,
+    rollout: { batchSize: 16, groupSize: 4, maxTurns: 8, maxNewTokens: 64 },
+    training: { iterations: 4 },
+    validation: { episodes: 8, every: 2 },
   }).run();
   return runDir;
 }

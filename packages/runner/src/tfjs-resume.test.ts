@@ -53,14 +53,10 @@ function options(runDir: string, policy: TfjsTrainablePolicy, iterations: number
     trainEnv: corridorSpec(3, 3),
     estimator: meanBaselineEstimator,
     runDir,
-    iterations,
-    groups: 2,
-    groupSize: 2,
-    maxTurns: 3,
     seed: 5,
-    maxNewTokens: 6,
-    valEvery: 0,
-    miniBatchSize: 4,
+    rollout: { batchSize: 4, groupSize: 2, maxTurns: 3, maxNewTokens: 6 },
+    training: { iterations, miniBatchSize: 4 },
+    validation: { every: 0 },
   };
 }
 

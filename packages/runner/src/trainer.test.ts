@@ -4,25 +4,28 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { corridorSpec, meanBaselineEstimator } from '../test/helpers.ts';
 import { TabularPolicy, tokenizer } from '../test/tabular-policy.ts';
+import type { TrainerSettingsInput } from './config.ts';
 import { Trainer, type TrainerEvent, type TrainerOptions } from './trainer.ts';
 
-function options(runDir: string, over: Partial<TrainerOptions> = {}): TrainerOptions {
+/** The test's options; `training` and `validation` overrides merge into the test's sections. */
+function options(
+  runDir: string,
+  over: Omit<Partial<TrainerOptions>, 'training' | 'validation'> & {
+    training?: TrainerSettingsInput['training'];
+    validation?: TrainerSettingsInput['validation'];
+  } = {},
+): TrainerOptions {
   return {
     policy: new TabularPolicy(2),
     tokenizer,
     trainEnv: corridorSpec(),
     estimator: meanBaselineEstimator,
     runDir,
-    iterations: 6,
-    groups: 4,
-    groupSize: 4,
-    maxTurns: 8,
     seed: 3,
-    maxNewTokens: 64,
-    valEpisodes: 16,
-    valEvery: 3,
-    miniBatchSize: 32,
+    rollout: { batchSize: 16, groupSize: 4, maxTurns: 8, maxNewTokens: 64 },
     ...over,
+    training: { iterations: 6, miniBatchSize: 32, ...over.training },
+    validation: { episodes: 16, every: 3, ...over.validation },
   };
 }
 
@@ -38,7 +41,7 @@ describe('Trainer', () => {
     const runDir = mkdtempSync(join(tmpdir(), 'agentrl-trainer-'));
     const events: TrainerEvent['type'][] = [];
     const trainer = new Trainer(
-      options(runDir, { iterations: 8, onEvent: (e) => events.push(e.type) }),
+      options(runDir, { training: { iterations: 8 }, onEvent: (e) => events.push(e.type) }),
     );
     const summary = await trainer.run();
     const metrics = readMetrics(runDir);
@@ -82,7 +85,7 @@ describe('Trainer', () => {
     await new Trainer(options(full)).run();
     const cut = mkdtempSync(join(tmpdir(), 'agentrl-cut-'));
     // Stop after 4 iterations (checkpoint at 4), then resume to 6 with a fresh policy object.
-    await new Trainer(options(cut, { iterations: 4 })).run();
+    await new Trainer(options(cut, { training: { iterations: 4 } })).run();
     await new Trainer(options(cut)).run({ resume: true });
     const strip = (m: Record<string, number>) =>
       Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/')));
@@ -95,7 +98,9 @@ describe('Trainer', () => {
 
   it('rejects a resume with another seed, naming the seed to use', async () => {
     const runDir = mkdtempSync(join(tmpdir(), 'agentrl-seed-'));
-    await new Trainer(options(runDir, { iterations: 1, valEvery: 0 })).run();
+    await new Trainer(
+      options(runDir, { training: { iterations: 1 }, validation: { every: 0 } }),
+    ).run();
     await expect(new Trainer(options(runDir, { seed: 4 })).run({ resume: true })).rejects.toThrow(
       /--seed 3/,
     );
@@ -105,9 +110,8 @@ describe('Trainer', () => {
     const runDir = mkdtempSync(join(tmpdir(), 'agentrl-dyn-'));
     await new Trainer(
       options(runDir, {
-        iterations: 1,
-        valEvery: 0,
-        dynamicSampling: { enabled: true, maxTries: 3 },
+        training: { iterations: 1, dynamicSampling: { enabled: true, maxTries: 3 } },
+        validation: { every: 0 },
       }),
     ).run();
     const [m] = readMetrics(runDir);

@@ -22,6 +22,13 @@ import {
 } from '@agentrl/core';
 import { z } from 'zod';
 import { policyAgent } from './agent.ts';
+import {
+  batchDivisibilityProblem,
+  configErrorOf,
+  type TrainerSettings,
+  type TrainerSettingsInput,
+  trainerSettingsSchema,
+} from './config.ts';
 import { appendLineSync, readJson, writeDirAtomic, writeJsonAtomic } from './files.ts';
 import type { Logger } from './logger.ts';
 import {
@@ -48,49 +55,20 @@ export type TrainerEvent =
 
 export type TrainerPhase = 'validate' | 'rollout' | 'advantage' | 'update' | 'checkpoint';
 
-/** Options of a {@link Trainer}. Defaults follow the paper's run (spec §11.5) where one exists. */
-export interface TrainerOptions {
+/**
+ * Options of a {@link Trainer}: the model, the environments and the estimator, plus the sections
+ * of a run config that the trainer reads (`seed`, `runDir`, `rollout`, `training`, `validation`,
+ * `report`, `env.stepTimeoutMs`; see `trainerSettingsSchema`). The config schema is the one place
+ * their defaults are written (the paper's run where one exists): a parsed `RunConfig` can be spread
+ * in as it is, and a section or key left out gets the default a config file would.
+ */
+export interface TrainerOptions extends TrainerSettingsInput {
   readonly policy: TrainablePolicy;
   readonly tokenizer: Tokenizer;
   readonly trainEnv: EnvSpec;
   /** Validation environment (a different split); default: `trainEnv`. */
   readonly valEnv?: EnvSpec;
   readonly estimator: AdvantageEstimator;
-  /** Run folder: metrics.jsonl, samples/, checkpoints/. */
-  readonly runDir: string;
-  readonly iterations: number;
-  /** Task groups per iteration B. */
-  readonly groups: number;
-  /** Members per group n. */
-  readonly groupSize: number;
-  readonly maxTurns: number;
-  /** Env seed (spec §9.2); validation uses `seed + 1000`. */
-  readonly seed: number;
-  readonly maxNewTokens: number;
-  readonly maxPromptTokens?: number;
-  /** Rollout temperature in training. Default 1. */
-  readonly temperature?: number;
-  readonly topP?: number;
-  readonly topK?: number;
-  /** Validation: episodes (group size 1), every k iterations (0 = never), temperature. */
-  readonly valEpisodes?: number;
-  readonly valEvery?: number;
-  readonly valTemperature?: number;
-  /** Step samples per PPO mini-batch. Default 256. */
-  readonly miniBatchSize?: number;
-  /** PPO epochs over the batch. Default 1. */
-  readonly ppoEpochs?: number;
-  /** Drop rows whose advantage is exactly 0 before the update. Default false. */
-  readonly dropZeroAdvantageRows?: boolean;
-  /** DAPO-style dynamic sampling (spec §8). Default off. */
-  readonly dynamicSampling?: { readonly enabled: boolean; readonly maxTries?: number };
-  /** Checkpoint every k iterations (0 = only at the end). Default 1. */
-  readonly checkpointEvery?: number;
-  /** Checkpoints kept on disk. Default 2. */
-  readonly keepCheckpoints?: number;
-  /** Trajectories kept per iteration for the report's browser. Default 4. */
-  readonly sampleTrajectories?: number;
-  readonly stepTimeoutMs?: number;
   readonly logger?: Logger;
   readonly onEvent?: (event: TrainerEvent) => void;
 }
@@ -112,30 +90,44 @@ export interface TrainingSummary {
   readonly resumedFrom: number | undefined;
 }
 
-function checkPositiveInt(name: string, value: number): void {
-  if (!Number.isInteger(value) || value < 1) {
-    throw new ConfigError(`${name} must be a positive integer, got ${value}`, {
-      details: { field: name, value },
-    });
-  }
-}
-
 /** The GiGPO / GRPO / RLOO trainer. */
 export class Trainer {
   readonly #o: TrainerOptions;
+  /** The settings, parsed: every default filled in. */
+  readonly #s: TrainerSettings;
   readonly #trainPool: EnvPool;
   readonly #valPool: EnvPool;
 
   constructor(options: TrainerOptions) {
-    for (const name of ['iterations', 'groups', 'groupSize', 'maxTurns', 'maxNewTokens'] as const)
-      checkPositiveInt(name, options[name]);
+    const { seed, runDir, rollout, training, validation, report, env } = options;
+    const parsed = trainerSettingsSchema.safeParse({
+      seed,
+      runDir,
+      rollout,
+      training,
+      validation,
+      report,
+      env,
+    });
+    if (!parsed.success) throw configErrorOf(parsed.error, trainerSettingsSchema);
+    const divisibility = batchDivisibilityProblem(parsed.data.rollout);
+    if (divisibility !== undefined)
+      throw new ConfigError(divisibility, {
+        details: { field: 'rollout.batchSize', value: parsed.data.rollout.batchSize },
+      });
+    this.#s = parsed.data;
     this.#o = options;
     this.#trainPool = new EnvPool(options.trainEnv, options.logger);
     this.#valPool = new EnvPool(options.valEnv ?? options.trainEnv, options.logger);
   }
 
+  /** Task groups per rollout: the batch's env slots over the group size. */
+  get #groups(): number {
+    return this.#s.rollout.batchSize / this.#s.rollout.groupSize;
+  }
+
   get metricsPath(): string {
-    return join(this.#o.runDir, 'metrics.jsonl');
+    return join(this.#s.runDir, 'metrics.jsonl');
   }
 
   /** Runs validation alone (group size 1, seed + 1000) and returns its metrics and rollout. */
@@ -143,26 +135,29 @@ export class Trainer {
     policy: Policy = this.#o.policy,
   ): Promise<{ metrics: Metrics; result: RolloutResult }> {
     const o = this.#o;
+    const s = this.#s;
     const agent = policyAgent(policy, o.tokenizer, {
       sampling: {
-        maxNewTokens: o.maxNewTokens,
-        temperature: o.valTemperature ?? 0.4,
-        ...(o.topP !== undefined ? { topP: o.topP } : {}),
-        ...(o.topK !== undefined ? { topK: o.topK } : {}),
+        maxNewTokens: s.rollout.maxNewTokens,
+        temperature: s.validation.temperature,
+        topP: s.rollout.topP,
+        topK: s.rollout.topK,
       },
-      ...(o.maxPromptTokens !== undefined ? { maxPromptTokens: o.maxPromptTokens } : {}),
+      ...(s.rollout.maxPromptTokens !== undefined
+        ? { maxPromptTokens: s.rollout.maxPromptTokens }
+        : {}),
     });
     const t0 = performance.now();
     // The held-out games are the same at every validation (rollout index 0), so curves compare.
     const result = await this.#valPool.rollout(agent, {
-      groups: o.valEpisodes ?? 32,
+      groups: s.validation.episodes,
       groupSize: 1,
-      seed: o.seed + 1000,
+      seed: s.seed + 1000,
       rolloutIndex: 0,
-      maxTurns: o.maxTurns,
-      samplingSeed: o.seed + 1000,
+      maxTurns: s.rollout.maxTurns,
+      samplingSeed: s.seed + 1000,
       idPrefix: 'val',
-      ...(o.stepTimeoutMs !== undefined ? { stepTimeoutMs: o.stepTimeoutMs } : {}),
+      stepTimeoutMs: s.env.stepTimeoutMs,
     });
     const metrics = episodeMetrics('val', result);
     metrics['time/validate'] = (performance.now() - t0) / 1000;
@@ -173,32 +168,35 @@ export class Trainer {
     iteration: number,
   ): Promise<{ records: StepRecord[]; result: RolloutResult[]; metrics: Metrics }> {
     const o = this.#o;
+    const s = this.#s;
     const agent = policyAgent(o.policy, o.tokenizer, {
       sampling: {
-        maxNewTokens: o.maxNewTokens,
-        temperature: o.temperature ?? 1,
-        ...(o.topP !== undefined ? { topP: o.topP } : {}),
-        ...(o.topK !== undefined ? { topK: o.topK } : {}),
+        maxNewTokens: s.rollout.maxNewTokens,
+        temperature: s.rollout.temperature,
+        topP: s.rollout.topP,
+        topK: s.rollout.topK,
       },
-      ...(o.maxPromptTokens !== undefined ? { maxPromptTokens: o.maxPromptTokens } : {}),
+      ...(s.rollout.maxPromptTokens !== undefined
+        ? { maxPromptTokens: s.rollout.maxPromptTokens }
+        : {}),
     });
-    const dyn = o.dynamicSampling?.enabled === true;
-    const maxTries = dyn ? (o.dynamicSampling?.maxTries ?? 10) : 1;
-    const target = o.groups * o.groupSize;
+    const dyn = s.training.dynamicSampling.enabled;
+    const maxTries = dyn ? s.training.dynamicSampling.maxTries : 1;
+    const target = s.rollout.batchSize;
     const kept: StepRecord[] = [];
     const results: RolloutResult[] = [];
     let keptTrajectories = 0;
     let droppedGroups = 0;
     for (let attempt = 0; attempt < maxTries; attempt++) {
       const result = await this.#trainPool.rollout(agent, {
-        groups: o.groups,
-        groupSize: o.groupSize,
-        seed: o.seed,
+        groups: this.#groups,
+        groupSize: s.rollout.groupSize,
+        seed: s.seed,
         rolloutIndex: iteration * maxTries + attempt,
-        maxTurns: o.maxTurns,
-        samplingSeed: o.seed * 7919 + iteration * 101 + attempt,
+        maxTurns: s.rollout.maxTurns,
+        samplingSeed: s.seed * 7919 + iteration * 101 + attempt,
         idPrefix: `it${iteration}-t${attempt}`,
-        ...(o.stepTimeoutMs !== undefined ? { stepTimeoutMs: o.stepTimeoutMs } : {}),
+        stepTimeoutMs: s.env.stepTimeoutMs,
       });
       results.push(result);
       const last = attempt === maxTries - 1;
@@ -206,13 +204,13 @@ export class Trainer {
       // last try keeps all. Episodes come in slot order: trajectory k is in group ⌊k / groupSize⌋.
       const keptIndices = filterGroupsWithEqualRewards({
         episodeRewards: result.episodes.map((e) => e.episodeReward),
-        groupSize: o.groupSize,
+        groupSize: s.rollout.groupSize,
         lastTry: !dyn || last,
       });
       const keepGroup = new Set<string>();
       for (const k of keptIndices) keepGroup.add((result.episodes[k] as EpisodeSummary).groupId);
       keptTrajectories += keptIndices.length;
-      droppedGroups += o.groups - keepGroup.size;
+      droppedGroups += this.#groups - keepGroup.size;
       for (const r of result.records) if (keepGroup.has(r.groupId)) kept.push(r);
       if (keptTrajectories >= target) break;
     }
@@ -237,13 +235,14 @@ export class Trainer {
 
   async #update(records: readonly StepRecord[], advantages: ArrayLike<number>): Promise<Metrics> {
     const o = this.#o;
+    const s = this.#s;
     const rows: number[] = [];
     for (let i = 0; i < records.length; i++) {
-      if (o.dropZeroAdvantageRows && advantages[i] === 0) continue;
+      if (s.training.dropZeroAdvantageRows && advantages[i] === 0) continue;
       rows.push(i);
     }
-    const size = o.miniBatchSize ?? 256;
-    const epochs = o.ppoEpochs ?? 1;
+    const size = s.training.miniBatchSize;
+    const epochs = s.training.ppoEpochs;
     const perBatch: Record<string, number>[] = [];
     for (let epoch = 0; epoch < epochs; epoch++) {
       // Reference: no shuffling of mini-batches (spec §11.5).
@@ -290,7 +289,8 @@ export class Trainer {
 
   async #checkpoint(state: TrainerState): Promise<string> {
     const o = this.#o;
-    const root = join(o.runDir, 'checkpoints');
+    const s = this.#s;
+    const root = join(s.runDir, 'checkpoints');
     const name = `iter-${String(state.nextIteration).padStart(6, '0')}`;
     const dir = join(root, name);
     await writeDirAtomic(dir, async (tmp) => {
@@ -300,7 +300,7 @@ export class Trainer {
       await writeJsonAtomic(join(tmp, 'state.json'), state);
     });
     await writeJsonAtomic(join(root, 'latest.json'), { checkpoint: name });
-    const keep = o.keepCheckpoints ?? 2;
+    const keep = s.training.keepCheckpoints;
     const all = (await readdir(root)).filter((n) => /^iter-\d+$/.test(n)).sort();
     for (const old of all.slice(0, Math.max(0, all.length - keep)))
       await rm(join(root, old), { recursive: true, force: true });
@@ -309,7 +309,7 @@ export class Trainer {
 
   /** Reads the latest checkpoint of the run folder, or undefined when there is none. */
   async #readLatest(): Promise<{ dir: string; state: TrainerState } | undefined> {
-    const root = join(this.#o.runDir, 'checkpoints');
+    const root = join(this.#s.runDir, 'checkpoints');
     const latestPath = join(root, 'latest.json');
     if (!existsSync(latestPath)) return undefined;
     const latest = latestSchema.safeParse(await readJson(latestPath));
@@ -337,17 +337,18 @@ export class Trainer {
    */
   async run(options: { resume?: boolean } = {}): Promise<TrainingSummary> {
     const o = this.#o;
-    await mkdir(o.runDir, { recursive: true });
+    const s = this.#s;
+    await mkdir(s.runDir, { recursive: true });
     let start = 0;
     let metricsLines = 0;
     let resumedFrom: number | undefined;
     if (options.resume) {
       const latest = await this.#readLatest();
       if (latest) {
-        if (latest.state.seed !== o.seed) {
+        if (latest.state.seed !== s.seed) {
           throw new ConfigError(
-            `seed ${o.seed} differs from the checkpoint's seed ${latest.state.seed}; resume with --seed ${latest.state.seed}`,
-            { details: { field: 'seed', value: o.seed } },
+            `seed ${s.seed} differs from the checkpoint's seed ${latest.state.seed}; resume with --seed ${latest.state.seed}`,
+            { details: { field: 'seed', value: s.seed } },
           );
         }
         await o.policy.load(join(latest.dir, 'model'));
@@ -366,11 +367,11 @@ export class Trainer {
       }
     }
     if (resumedFrom === undefined) writeFileSync(this.metricsPath, '');
-    const valEvery = o.valEvery ?? 5;
-    const checkpointEvery = o.checkpointEvery ?? 1;
+    const valEvery = s.validation.every;
+    const checkpointEvery = s.training.checkpointEvery;
     let finalMetrics: Metrics | undefined;
     try {
-      for (let iteration = start; iteration < o.iterations; iteration++) {
+      for (let iteration = start; iteration < s.training.iterations; iteration++) {
         const metrics: Metrics = { iteration };
         const tIter = performance.now();
         if (valEvery > 0 && iteration % valEvery === 0) {
@@ -378,11 +379,11 @@ export class Trainer {
           const val = await this.validate();
           Object.assign(metrics, val.metrics);
           await writeSamples(
-            o.runDir,
+            s.runDir,
             `val-${iteration}`,
             iteration,
             val.result,
-            o.sampleTrajectories ?? 4,
+            s.report.sampleTrajectories,
           );
         }
         o.onEvent?.({ type: 'phase', iteration, phase: 'rollout' });
@@ -391,11 +392,11 @@ export class Trainer {
         Object.assign(metrics, rollout.metrics);
         metrics['time/rollout'] = (performance.now() - t0) / 1000;
         await writeSamples(
-          o.runDir,
+          s.runDir,
           `train-${iteration}`,
           iteration,
           rollout.result[0] as RolloutResult,
-          o.sampleTrajectories ?? 4,
+          s.report.sampleTrajectories,
         );
 
         o.onEvent?.({ type: 'phase', iteration, phase: 'advantage' });
@@ -430,30 +431,30 @@ export class Trainer {
         finalMetrics = metrics;
         o.onEvent?.({ type: 'iteration', iteration, metrics });
 
-        const isLast = iteration === o.iterations - 1;
+        const isLast = iteration === s.training.iterations - 1;
         if (isLast || (checkpointEvery > 0 && (iteration + 1) % checkpointEvery === 0)) {
           o.onEvent?.({ type: 'phase', iteration, phase: 'checkpoint' });
           const dir = await this.#checkpoint({
             version: 1,
             nextIteration: iteration + 1,
             metricsLines,
-            seed: o.seed,
+            seed: s.seed,
           });
           o.onEvent?.({ type: 'checkpoint', iteration, dir });
         }
       }
       if (valEvery > 0) {
         // Final validation, after the last update; a run resumed after the last checkpoint redoes it.
-        const iteration = o.iterations;
+        const iteration = s.training.iterations;
         o.onEvent?.({ type: 'phase', iteration, phase: 'validate' });
         const val = await this.validate();
         const metrics: Metrics = { iteration, final: 1, ...val.metrics };
         await writeSamples(
-          o.runDir,
+          s.runDir,
           `val-${iteration}`,
           iteration,
           val.result,
-          o.sampleTrajectories ?? 4,
+          s.report.sampleTrajectories,
         );
         appendLineSync(this.metricsPath, JSON.stringify(metrics));
         finalMetrics = metrics;
@@ -462,7 +463,7 @@ export class Trainer {
     } finally {
       await this.close();
     }
-    return { iterations: o.iterations, finalMetrics, resumedFrom };
+    return { iterations: s.training.iterations, finalMetrics, resumedFrom };
   }
 
   /** Closes the environment pools. */
