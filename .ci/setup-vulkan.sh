@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Software Vulkan for the WebGPU tests of @agentrl/model-tfjs (spec webgpu.md §4): Mesa's lavapipe
+# Software Vulkan for the WebGPU tests of @agentrl/model-tfjs: Mesa's lavapipe
 # from bookworm-backports (Dawn refuses bookworm's Mesa 22). Idempotent and quick when already
 # installed. Never fails the CI run: when it cannot install, it says so and the webgpu tests skip.
 set -u

@@ -15,7 +15,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { GenerationResult, Policy, SamplingOptions } from '@agentrl/core';
+import {
+  dropArgsSeparator,
+  type GenerationResult,
+  type Policy,
+  type SamplingOptions,
+} from '@agentrl/core';
 import { LlamaCppEngine } from '@agentrl/engine-llamacpp';
 import { FULL_BUDGET } from '@agentrl/example-alfworld-gigpo/src/demo.ts';
 import { createTinyAgent, envSpec } from '@agentrl/example-alfworld-gigpo/src/setup.ts';
@@ -23,8 +28,7 @@ import { backendInfo } from '@agentrl/model-tfjs';
 import { EnvPool, policyAgent } from '@agentrl/runner';
 
 const { values } = parseArgs({
-  // pnpm passes a literal `--` through to the script.
-  args: process.argv.slice(2).filter((a) => a !== '--'),
+  args: dropArgsSeparator(process.argv.slice(2)),
   options: {
     rounds: { type: 'string' },
     threads: { type: 'string' },

@@ -86,6 +86,12 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm --filter @agentrl-bench/search-retriever bench --passages 0 --model /path/to/e5-base-v2-onnx':
     { skip: 'needs a local ONNX embedding model' },
   'pnpm --filter @agentrl-bench/webshop-env bench': { skip: 'the benchmark, minutes' },
+  'pnpm --filter @agentrl-bench/rollout-engines bench': {
+    skip: 'the benchmark: rollout phases of two engines, minutes',
+  },
+  'pnpm --filter @agentrl-bench/rollout-engines bench --hidden 256 --layers 4': {
+    skip: 'the benchmark on a larger decoder, minutes',
+  },
   'pnpm --filter @agentrl-bench/webshop-env bench --quick': {
     skip: 'about 20 s of measurements with Chromium',
   },
