@@ -87,15 +87,7 @@ say "published ${#PACKAGES[@]} packages"
 mkdir -p "$WORK/tarballs"
 (cd "$WORK/tarballs" && npm pack --registry "$URL" --cache "$WORK/npm-cache" --loglevel=error \
   "${PACKAGES[@]}" >/dev/null)
-for tgz in "$WORK"/tarballs/*.tgz; do
-  node .ci/consumer/check-manifest.cjs "$tgz" "$ROOT/LICENSE"
-  pnpm exec publint run "$tgz" --strict --level warning >"$WORK/publint.log" 2>&1 ||
-    { cat "$WORK/publint.log" >&2; exit 1; }
-  # esm-only: the packages are ES modules that Node >= 20.19 also loads through require(), which
-  # attw does not model; the require() runs below check that instead.
-  pnpm exec attw "$tgz" --profile esm-only --format table-flipped >"$WORK/attw.log" 2>&1 ||
-    { cat "$WORK/attw.log" >&2; exit 1; }
-done
+bash .ci/check-packages.sh "$WORK/tarballs" >/dev/null
 say "publint, attw and manifest checks passed on ${#PACKAGES[@]} tarballs"
 
 # A clean project per install: only the @agentrl scope from the local registry.

@@ -43,6 +43,15 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm build': { skip: 'emits dist/ in every package; the tests run on the sources' },
   'pnpm bench': { skip: 'every benchmark, hours on 2 cores' },
   'bash .ci/run': { skip: CI_ITSELF },
+  'pnpm changeset version': {
+    skip: 'a release step: applies the pending changesets to versions and changelogs',
+  },
+  'pnpm check:packages': {
+    skip: 'the same checks run in .ci/registry-check.sh, on the published tarballs',
+  },
+  'pnpm release': {
+    skip: 'publishes to the npm registry; .ci/registry-check.sh publishes the same way to a local one',
+  },
   'bash .ci/registry-check.sh': {
     skip: 'the last step of .ci/run (publishes to a local registry, installs from it)',
   },
