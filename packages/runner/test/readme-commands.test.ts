@@ -86,12 +86,6 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm --filter @agentrl-bench/model-throughput bench': {
     skip: 'the benchmark, minutes, and the PyTorch side',
   },
-  'pnpm --filter @agentrl-bench/rollout-engines bench': {
-    skip: 'the benchmark, minutes of rollouts on both engines',
-  },
-  'pnpm --filter @agentrl-bench/rollout-engines bench -- --hidden 256 --layers 4': {
-    skip: 'the benchmark on a 3.5 M-parameter decoder, several minutes',
-  },
   'pnpm --filter @agentrl-bench/search-retriever bench': {
     skip: 'builds a 1M-passage index, minutes and 8 GB of heap',
   },
