@@ -19,6 +19,7 @@ import {
   createRng,
   type FinishReason,
   InvalidInputError,
+  type OptionsSchema,
   type RolloutEngine,
   type RolloutResult,
   type SamplingOptions,
@@ -65,6 +66,39 @@ export interface LlamaCppEngineOptions {
   readonly workDir?: string;
   readonly logger?: EngineLogger;
 }
+
+/** The keys of {@link LlamaCppEngineOptions} a run config may set, with their defaults. */
+export const LLAMACPP_ENGINE_OPTIONS: OptionsSchema = {
+  device: {
+    description: "where llama.cpp runs: 'cpu', 'cuda', 'vulkan' or 'metal'",
+    default: 'cpu',
+  },
+  parallelSequences: {
+    description: 'prompts decoded in parallel in one llama.cpp batch (context sequences)',
+    default: 8,
+  },
+  contextSize: {
+    description: 'tokens one sequence holds: the longest prompt plus maxNewTokens',
+    default: 2048,
+  },
+  threads: {
+    description: 'CPU threads (on a machine shared with other jobs, 1 avoids spinning threads)',
+    default: "node-llama-cpp's choice",
+  },
+  kvCacheType: { description: "KV cache element type, 'F16' or 'F32'", default: 'F16' },
+  flashAttention: { description: "true, false or 'auto'", default: 'auto' },
+  logProbs: { description: "report each sampled token's log-prob", default: true },
+  gguf: {
+    description: 'how synced checkpoints are written as GGUF',
+    default: {},
+    options: {
+      type: { description: "matrix element type: 'F32', 'F16' or 'BF16'", default: 'F32' },
+      tokens: { description: 'token strings by id, for display in llama.cpp tools' },
+      name: { description: 'general.name of the GGUF', default: 'agentrl checkpoint' },
+    },
+  },
+  workDir: { description: 'folder for the GGUF files', default: 'a temporary folder' },
+};
 
 const GPU: Record<LlamaCppDevice, false | 'cuda' | 'vulkan' | 'metal'> = {
   cpu: false,

@@ -12,6 +12,7 @@ export {
 } from './convert.ts';
 export {
   type EngineLogger,
+  LLAMACPP_ENGINE_OPTIONS,
   type LlamaCppDevice,
   LlamaCppEngine,
   type LlamaCppEngineOptions,

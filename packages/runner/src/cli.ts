@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { closestName, dropArgsSeparator, isAgentRLError } from '@agentrl/core';
+import { closestName, dropArgsSeparator, isAgentRLError, type RolloutEngine } from '@agentrl/core';
 import { OpenAICompatibleAgent } from '@agentrl/model-openai';
 import { policyAgent, type RolloutAgent } from './agent.ts';
 import {
@@ -27,9 +27,10 @@ import { PRESETS } from './presets.ts';
 import { createConsoleProgress } from './progress.ts';
 import { writeReport } from './report.ts';
 import { type OverlayRun, writeOverlayReport } from './report-overlay.ts';
+import { createRolloutEngine } from './rollout-engines.ts';
 import { hashFolder, writeRunInfo } from './run-info.ts';
 import { collectDemonstrations, type Demonstration, runSft } from './sft.ts';
-import { Trainer } from './trainer.ts';
+import { type AdvantageEstimator, Trainer } from './trainer.ts';
 
 /** Where the CLI writes (tests capture it). */
 export interface CliIO {
@@ -247,6 +248,23 @@ async function train(flags: Flags, io: CliIO): Promise<number> {
   const config = resolveConfig(flags);
   const estimator = createEstimator(config.algorithm.name, config.algorithm.options);
   const logger = loggerFor(io);
+  // First, so that a bad engine setting fails before the environments and the model load.
+  const rolloutEngine = await createRolloutEngine(config.rollout.engine, logger);
+  try {
+    return await trainWith(config, estimator, logger, rolloutEngine, flags, io);
+  } finally {
+    await rolloutEngine?.close();
+  }
+}
+
+async function trainWith(
+  config: RunConfig,
+  estimator: AdvantageEstimator,
+  logger: Logger,
+  rolloutEngine: RolloutEngine | undefined,
+  flags: Flags,
+  io: CliIO,
+): Promise<number> {
   const envs = await loadEnvSpecs(config);
   const { policy, tokenizer, info } = await loadModel(config, {
     config,
@@ -276,6 +294,7 @@ async function train(flags: Flags, io: CliIO): Promise<number> {
     validation: config.validation,
     report: config.report,
     env: config.env,
+    ...(rolloutEngine !== undefined ? { rolloutEngine } : {}),
     logger,
     onEvent: (e) => {
       progress.onEvent(e);

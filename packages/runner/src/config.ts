@@ -66,6 +66,19 @@ export const rolloutSchema = z.strictObject({
   temperature: z.number().min(0).default(1),
   topP: z.number().gt(0).max(1).default(1),
   topK: int(0).default(0),
+  /**
+   * What generates the training rollouts. `tfjs` (default): the trained policy itself.
+   * `llama.cpp`: `@agentrl/engine-llamacpp` in-process, `options` going to
+   * `LlamaCppEngine.create` (device, threads, parallelSequences, contextSize, kvCacheType, ...);
+   * the trainer syncs the weights to it before every rollout and recomputes the old log-probs
+   * with the trained policy. Validation always runs on the trained policy.
+   */
+  engine: z
+    .strictObject({
+      name: z.enum(['tfjs', 'llama.cpp']).default('tfjs'),
+      options: z.record(z.string(), z.unknown()).default({}),
+    })
+    .default({ name: 'tfjs', options: {} }),
 });
 
 /** The `training` section: iterations, PPO mini-batches, dynamic sampling, checkpoints. */

@@ -10,9 +10,12 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { filterGroupsWithEqualRewards } from '@agentrl/algorithms';
 import {
+  assertWeightsVersion,
   ConfigError,
   DataError,
+  logProbMismatch,
   type Policy,
+  type RolloutEngine,
   type StepBatch,
   type StepRecord,
   stepBatchFromRecords,
@@ -69,8 +72,37 @@ export interface TrainerOptions extends TrainerSettingsInput {
   /** Validation environment (a different split); default: `trainEnv`. */
   readonly valEnv?: EnvSpec;
   readonly estimator: AdvantageEstimator;
+  /**
+   * The engine that generates training rollouts when `rollout.engine.name` is not `tfjs` (the
+   * CLI creates it from the config). The trainer syncs the policy's weights to it before each
+   * rollout and replaces its log-probs with the policy's own (`scoreResponses`).
+   */
+  readonly rolloutEngine?: RolloutEngine;
   readonly logger?: Logger;
   readonly onEvent?: (event: TrainerEvent) => void;
+}
+
+/**
+ * The engine as a token-in / token-out policy whose every result must come from weights
+ * version `version`. Engines that report no log-probs get zeros, replaced by the recomputation.
+ */
+function engineGenerator(
+  engine: RolloutEngine,
+  version: number,
+  seen: { logProbs: boolean },
+): Policy {
+  return {
+    async generate(prompts, sampling) {
+      const out = await engine.generate(prompts, sampling);
+      assertWeightsVersion(engine.name, out, version);
+      if (out.logProbs === undefined) seen.logProbs = false;
+      return {
+        tokenIds: out.tokenIds,
+        logProbs: out.logProbs ?? out.tokenIds.map((row) => row.map(() => 0)),
+        finishReasons: out.finishReasons,
+      };
+    },
+  };
 }
 
 const stateSchema = z.object({
@@ -117,6 +149,19 @@ export class Trainer {
       });
     this.#s = parsed.data;
     this.#o = options;
+    const engineName = parsed.data.rollout.engine.name;
+    if (engineName !== 'tfjs' && options.rolloutEngine === undefined) {
+      throw new ConfigError(
+        `rollout.engine.name is ${engineName}, but no rolloutEngine was given to the Trainer; create it (agentrl train does) or set rollout.engine.name to tfjs`,
+        { details: { field: 'rollout.engine.name', value: engineName } },
+      );
+    }
+    if (options.rolloutEngine !== undefined && options.policy.scoreResponses === undefined) {
+      throw new ConfigError(
+        'a rollout engine needs a policy with scoreResponses (the old log-probs are recomputed by the trained policy); use the tfjs policy or set rollout.engine.name to tfjs',
+        { details: { field: 'rollout.engine.name', value: engineName } },
+      );
+    }
     this.#trainPool = new EnvPool(options.trainEnv, options.logger);
     this.#valPool = new EnvPool(options.valEnv ?? options.trainEnv, options.logger);
   }
@@ -169,7 +214,23 @@ export class Trainer {
   ): Promise<{ records: StepRecord[]; result: RolloutResult[]; metrics: Metrics }> {
     const o = this.#o;
     const s = this.#s;
-    const agent = policyAgent(o.policy, o.tokenizer, {
+    const engine = o.rolloutEngine;
+    const engineMetrics: Metrics = {};
+    const reported = { logProbs: true };
+    let generator: Policy = o.policy;
+    if (engine !== undefined) {
+      // The weights after `iteration` updates are version `iteration`.
+      const t0 = performance.now();
+      const dir = join(s.runDir, 'engine-weights');
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true });
+      await o.policy.save(dir);
+      await engine.syncWeights({ version: iteration, checkpointDir: dir });
+      await rm(dir, { recursive: true, force: true });
+      engineMetrics['time/engineSync'] = (performance.now() - t0) / 1000;
+      generator = engineGenerator(engine, iteration, reported);
+    }
+    const agent = policyAgent(generator, o.tokenizer, {
       sampling: {
         maxNewTokens: s.rollout.maxNewTokens,
         temperature: s.rollout.temperature,
@@ -183,7 +244,7 @@ export class Trainer {
     const dyn = s.training.dynamicSampling.enabled;
     const maxTries = dyn ? s.training.dynamicSampling.maxTries : 1;
     const target = s.rollout.batchSize;
-    const kept: StepRecord[] = [];
+    let kept: StepRecord[] = [];
     const results: RolloutResult[] = [];
     let keptTrajectories = 0;
     let droppedGroups = 0;
@@ -230,6 +291,27 @@ export class Trainer {
       metrics['dynamicSampling/tries'] = results.length;
       metrics['dynamicSampling/droppedGroups'] = droppedGroups;
     }
+    if (engine !== undefined && o.policy.scoreResponses !== undefined && kept.length > 0) {
+      // As verl does: the old log-probs are the trained policy's, recomputed in batched
+      // forwards; the engine's own are kept only to measure how far they are.
+      const t0 = performance.now();
+      const scores = await o.policy.scoreResponses({
+        promptTokenIds: kept.map((r) => r.promptTokenIds),
+        responseTokenIds: kept.map((r) => r.responseTokenIds),
+      });
+      if (reported.logProbs) {
+        const gap = logProbMismatch(
+          kept.map((r) => r.responseLogProbs),
+          scores.logProbs,
+        );
+        engineMetrics['rollout/engineLogProbAbsDiff'] = gap.meanAbs;
+        engineMetrics['rollout/engineLogProbAbsDiffMax'] = gap.maxAbs;
+        engineMetrics['rollout/engineProbAbsDiff'] = gap.meanAbsProb;
+      }
+      kept = kept.map((r, i) => ({ ...r, responseLogProbs: scores.logProbs[i] as number[] }));
+      engineMetrics['time/recomputeLogProbs'] = (performance.now() - t0) / 1000;
+    }
+    Object.assign(metrics, engineMetrics);
     return { records: kept, result: results, metrics };
   }
 
