@@ -26,6 +26,12 @@ export {
 } from './backends/webgpu/kernels/fused.ts';
 export { sampleTokensOnGpu } from './backends/webgpu/kernels/sample.ts';
 export {
+  measureWebGPUMemory,
+  releaseWebGPUFreeBuffers,
+  type WebGPUMemoryPeaks,
+  webgpuBytes,
+} from './backends/webgpu/memory.ts';
+export {
   adapterName,
   backendInfo,
   countWebGPUDispatches,

@@ -4,7 +4,12 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { fusedKernelsActive } from '../backends/webgpu/kernels/fused.ts';
-import { appendKeys, appendValues } from '../backends/webgpu/kernels/kv-cache.ts';
+import {
+  appendKeys,
+  appendValues,
+  writeKeys,
+  writeValues,
+} from '../backends/webgpu/kernels/kv-cache.ts';
 import { gatherSplitRows } from '../backends/webgpu/split.ts';
 import type { CausalLMConfig } from './config.ts';
 import {
@@ -41,10 +46,22 @@ export type BlockLookup = (name: string) => readonly tf.Tensor2D[] | undefined;
  */
 export type AdapterLookup = (name: string) => LowRank | undefined;
 
-/** Cached post-rotary keys `[B, nkv, d, S]` (transposed) and values `[B, nkv, S, d]` of one layer. */
+/**
+ * Cached post-rotary keys `[B, nkv, d, S]` (transposed) and values `[B, nkv, S, d]` of one layer.
+ * With `length`, a cache of fixed capacity (`allocateLayerCache`): only the first `length`
+ * positions are written, and an inference pass on webgpu writes its new positions into the same
+ * tensors in place (the output's cache is the same tensors with a larger `length`) instead of
+ * appending into new ones.
+ */
 export interface LayerCache {
   readonly k: tf.Tensor4D;
   readonly v: tf.Tensor4D;
+  readonly length?: number;
+}
+
+/** Whether a forward pass writes a fixed-capacity cache in place (else it appends copies). */
+export function writesCacheInPlace(inference: boolean): boolean {
+  return inference && fusedKernelsActive();
 }
 
 /** Inputs of one forward call. */
@@ -97,7 +114,7 @@ export function decoderForward(
   // each (backends/webgpu/kernels/kv-cache.ts), and the residual adds ride in the matmuls; the rotary tables are
   // one row per position, shared by the heads.
   const inference = inputs.inference === true;
-  const direct = inference && fusedKernelsActive();
+  const direct = writesCacheInPlace(inference);
   const rows = direct
     ? {
         cos: tf.tensor2d(tables.cos, [B * T, d]),
@@ -140,13 +157,31 @@ export function decoderForward(
       rope.rotateHalf,
     ) as tf.Tensor4D;
     // Keys are kept transposed, [B, nkv, d, S], so attention never transposes the whole cache.
-    const past = inputs.cache?.[l];
+    let past = inputs.cache?.[l];
     let k: tf.Tensor4D;
     let v: tf.Tensor4D;
-    if (rows !== undefined) {
+    let length: number | undefined;
+    if (rows !== undefined && past?.length !== undefined) {
+      writeKeys(proj('k_proj'), rows.cos, rows.sin, B, nkv, past.k, past.length);
+      writeValues(proj('v_proj'), B, nkv, past.v, past.length);
+      k = past.k;
+      v = past.v;
+      length = past.length + T;
+    } else if (rows !== undefined) {
       k = appendKeys(proj('k_proj'), rows.cos, rows.sin, B, nkv, past?.k);
       v = appendValues(proj('v_proj'), B, nkv, past?.v);
     } else {
+      if (past?.length !== undefined) {
+        // A fixed-capacity cache on the composed path: its written part, appended to as usual.
+        const n = past.length;
+        past =
+          n === 0
+            ? undefined
+            : {
+                k: tf.slice(past.k, [0, 0, 0, 0], [B, nkv, d, n]),
+                v: tf.slice(past.v, [0, 0, 0, 0], [B, nkv, n, d]),
+              };
+      }
       const kNew = tf.transpose(
         rotary(
           tf.reshape(proj('k_proj'), [B, T, nkv, d]),
@@ -163,7 +198,7 @@ export function decoderForward(
       k = past === undefined ? kNew : (tf.concat([past.k, kNew], 3) as tf.Tensor4D);
       v = past === undefined ? vNew : (tf.concat([past.v, vNew], 2) as tf.Tensor4D);
     }
-    newCache.push({ k, v });
+    newCache.push(length === undefined ? { k, v } : { k, v, length });
     const attn = attention(q, k, v, inputs.mask, inference);
     x = linear(
       attn,

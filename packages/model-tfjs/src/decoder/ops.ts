@@ -285,7 +285,8 @@ export function rotary<T extends tf.Tensor>(
 
 /**
  * Grouped-query attention. `q` `[B, T, nh, d]` (rotated), `kT` `[B, nkv, d, S]` (rotated keys,
- * transposed, cache included), `v` `[B, nkv, S, d]`, `mask` additive `[B or 1, 1, T, S]`. Query head `i` uses kv head `floor(i / g)`
+ * transposed, cache included), `v` `[B, nkv, S, d]`, `mask` additive `[B or 1, 1, T, S]`; keys and
+ * values may hold more positions than `S` (a cache of fixed capacity), of which the first S count. Query head `i` uses kv head `floor(i / g)`
  * (consecutive groups), done by reshaping queries to `[B·nkv, g·T, d]` instead of repeating kv.
  * Returns `[B·T, nh·d]`, heads concatenated in order. `inference`: a pass without gradients.
  */
@@ -299,7 +300,12 @@ export function attention(
   if (fusedKernelsActive()) return fusedAttention(q, kT, v, mask);
   const [B, T, nh, d] = q.shape;
   const nkv = kT.shape[1];
-  const S = kT.shape[3];
+  const S = mask.shape[3];
+  if (kT.shape[3] > S) {
+    // A cache of fixed capacity: only its first S positions are written.
+    kT = tf.slice(kT, [0, 0, 0, 0], [B, nkv, d, S]);
+    v = tf.slice(v, [0, 0, 0, 0], [B, nkv, S, d]);
+  }
   const g = nh / nkv;
   const scale = 1 / Math.sqrt(d);
   const qh = tf.reshape(tf.transpose(tf.mul(q, scale), [0, 2, 1, 3]), [B * nkv, g * T, d]);

@@ -17,6 +17,7 @@ import {
 } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { fusedKernelsActive } from '../backends/webgpu/kernels/fused.ts';
+import { allocateLayerCache } from '../backends/webgpu/kernels/kv-cache.ts';
 import {
   gpuSamplingEnabled,
   MAX_GPU_SAMPLING_VOCAB,
@@ -28,6 +29,7 @@ import {
   type ForwardInputs,
   type ForwardOutput,
   type LayerCache,
+  writesCacheInPlace,
 } from '../decoder/forward.ts';
 import {
   type SampledToken,
@@ -59,6 +61,16 @@ function lastLogits(
           H,
         ]) as tf.Tensor2D);
   return model.logits(last, { inference: true });
+}
+
+/** `tf.tidy(fn)`, disposing `owned` too when `fn` throws. */
+function tidyOrDispose<T extends tf.TensorContainer>(owned: tf.Tensor[], fn: () => T): T {
+  try {
+    return tf.tidy(fn);
+  } catch (error) {
+    tf.dispose(owned);
+    throw error;
+  }
 }
 
 /**
@@ -146,19 +158,31 @@ export async function generateTokens(
     nextPosition.push(p.length);
   });
 
-  const prefill = tf.tidy(() => {
+  // Where the forward pass writes the cache in place (webgpu), the cache is allocated once at the
+  // generation's final length (the last token is never fed back) and written step by step; else
+  // each step appends into new tensors.
+  const capacity = P + sampling.maxNewTokens - 1;
+  const fixed = writesCacheInPlace(true)
+    ? Array.from({ length: model.config.numHiddenLayers }, () => ({
+        ...allocateLayerCache(B, model.config.numKeyValueHeads, model.config.headDim, capacity),
+        length: 0,
+      }))
+    : undefined;
+  const flatten = (cache: readonly LayerCache[]) => cache.flatMap((c) => [c.k, c.v]);
+  const prefill = tidyOrDispose(fixed === undefined ? [] : flatten(fixed), () => {
     const out = model.forward({
       ids: tf.tensor2d(ids, [B, P], 'int32'),
       positions,
       mask: buildMask(keyValid, B, P, P),
       inference: true,
+      ...(fixed === undefined ? {} : { cache: fixed }),
     });
     return {
       logits: lastLogits(model, out.hidden, B, P),
-      cache: out.cache.flatMap((c) => [c.k, c.v]),
+      cache: fixed === undefined ? flatten(out.cache) : [],
     };
   });
-  let cacheFlat = prefill.cache;
+  let cacheFlat = fixed === undefined ? prefill.cache : flatten(fixed);
   let logitsTensor: tf.Tensor2D = prefill.logits;
   const done = prompts.map(() => false);
   try {
@@ -188,8 +212,11 @@ export async function generateTokens(
       }
       const S = (keyValid[0] as boolean[]).length;
       const cache: LayerCache[] = [];
-      for (let i = 0; i < cacheFlat.length; i += 2)
-        cache.push({ k: cacheFlat[i] as tf.Tensor4D, v: cacheFlat[i + 1] as tf.Tensor4D });
+      for (let i = 0; i < cacheFlat.length; i += 2) {
+        const k = cacheFlat[i] as tf.Tensor4D;
+        const v = cacheFlat[i + 1] as tf.Tensor4D;
+        cache.push(fixed === undefined ? { k, v } : { k, v, length: S - 1 });
+      }
       const result = tf.tidy(() => {
         const out = model.forward({
           ids: tf.tensor2d(next, [B, 1], 'int32'),
@@ -200,11 +227,13 @@ export async function generateTokens(
         });
         return {
           logits: lastLogits(model, out.hidden, B, 1),
-          cache: out.cache.flatMap((c) => [c.k, c.v]),
+          cache: fixed === undefined ? flatten(out.cache) : [],
         };
       });
-      tf.dispose(cacheFlat);
-      cacheFlat = result.cache;
+      if (fixed === undefined) {
+        tf.dispose(cacheFlat);
+        cacheFlat = result.cache;
+      }
       logitsTensor = result.logits;
     }
   } finally {

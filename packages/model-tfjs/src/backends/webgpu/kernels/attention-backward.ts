@@ -100,7 +100,7 @@ export const attentionBackwardBuilders: Record<string, ProgramKernel> = {
             var dp = 0.0;
             for (var k = 0; k < D; k++) { dp += go[k] * v[vBase + s * D + k]; }
             let ds = p * (dp - dd);
-            for (var k = 0; k < D; k++) { acc[k] += ds * kT[kBase + k * uniforms.S + s]; }
+            for (var k = 0; k < D; k++) { acc[k] += ds * kT[kBase + k * uniforms.kS + s]; }
           }
           for (var k = 0; k < D; k++) {
             let a = reduceSum(acc[k], tid);

@@ -8,9 +8,13 @@ import type { ProgramUniform } from './programs.ts';
 
 /** The uniform fields of every attention program. */
 export const ATTENTION_UNIFORMS =
-  'rows : i32, T : i32, S : i32, nh : i32, nkv : i32, maskBatch : i32, scale : f32,';
+  'rows : i32, T : i32, S : i32, kS : i32, nh : i32, nkv : i32, maskBatch : i32, scale : f32,';
 
-/** The values of {@link ATTENTION_UNIFORMS} for `q`, `kT`, `mask` and a dispatch of `rows` rows. */
+/**
+ * The values of {@link ATTENTION_UNIFORMS} for `q`, `kT`, `mask` and a dispatch of `rows` rows.
+ * `S`, the keys attended to, is the mask's width; `kS`, the positions the keys and values hold,
+ * is the cache's (a cache of fixed capacity holds more than are written yet).
+ */
 export function attentionUniforms(
   q: tf.TensorInfo,
   kT: tf.TensorInfo,
@@ -21,6 +25,7 @@ export function attentionUniforms(
   return [
     { type: 'int32', data: [rows] },
     { type: 'int32', data: [T] },
+    { type: 'int32', data: [mask.shape[3] as number] },
     { type: 'int32', data: [kT.shape[3] as number] },
     { type: 'int32', data: [nh] },
     { type: 'int32', data: [kT.shape[1] as number] },
@@ -44,12 +49,12 @@ export const QUERY_ROW = `
     let t = (r / nh) % T;
     let b = r / (nh * T);
     let kvh = i / (nh / uniforms.nkv);
-    let kBase = (b * uniforms.nkv + kvh) * D * uniforms.S;
-    let vBase = (b * uniforms.nkv + kvh) * uniforms.S * D;
+    let kBase = (b * uniforms.nkv + kvh) * D * uniforms.kS;
+    let vBase = (b * uniforms.nkv + kvh) * uniforms.kS * D;
     let mBase = (select(0, b, uniforms.maskBatch > 1) * T + t) * uniforms.S;`;
 
 /** WGSL: `sc`, the masked score of key `s` against the (pre-scaled) query array `q`. */
 export function attentionScore(q: string): string {
   return `var sc = mask[mBase + s];
-      for (var k = 0; k < D; k++) { sc += ${q}[k] * kT[kBase + k * uniforms.S + s]; }`;
+      for (var k = 0; k < D; k++) { sc += ${q}[k] * kT[kBase + k * uniforms.kS + s]; }`;
 }

@@ -4,7 +4,13 @@ import { rotaryTables } from '../../../decoder/ops.ts';
 import { seededFloats } from '../../../test-models.ts';
 import { selectBackend } from '../../select.ts';
 import { countWebGPUDispatches, probeWebGPUAdapter } from '../setup.ts';
-import { appendKeys, appendValues } from './kv-cache.ts';
+import {
+  allocateLayerCache,
+  appendKeys,
+  appendValues,
+  writeKeys,
+  writeValues,
+} from './kv-cache.ts';
 
 const adapter = await probeWebGPUAdapter().catch(() => undefined);
 const skipReason =
@@ -97,3 +103,61 @@ describe.skipIf(adapter === undefined)(
     });
   },
 );
+
+describe.skipIf(adapter === undefined)(`a fixed-capacity KV cache on webgpu${skipReason}`, () => {
+  it.each([
+    { B: 2, T: 1, nkv: 2, d: 8, Sp: 5 },
+    { B: 3, T: 4, nkv: 2, d: 16, Sp: 0 },
+    { B: 2, T: 7, nkv: 1, d: 64, Sp: 9 },
+  ])('is written in place at the next positions, equal to appending: %o', async (s) => {
+    const { B, T, nkv, d, Sp } = s;
+    const want = await appended('cpu', s);
+    await selectBackend({ backend: 'webgpu' });
+    const C = Sp + T + 3;
+    const cache = allocateLayerCache(B, nkv, d, C);
+    // The cached positions first (as they were written by earlier steps), then the new ones.
+    const pastK = tf.tensor2d(seededFloats(B * nkv * d * Sp, 3), [B * nkv * d, Sp]);
+    const pastV = tf.tensor4d(seededFloats(B * nkv * Sp * d, 4), [B, nkv, Sp, d]);
+    const positions = Array.from({ length: B * T }, (_, i) => Sp + (i % T) + 3 * Math.floor(i / T));
+    const invFreq = Float32Array.from({ length: d / 2 }, (_, j) => 1 / 10000 ** ((2 * j) / d));
+    const tables = rotaryTables(positions, invFreq);
+    const cos = tf.tensor2d(tables.cos, [B * T, d]);
+    const sin = tf.tensor2d(tables.sin, [B * T, d]);
+    const kx = tf.tensor2d(seededFloats(B * T * nkv * d, 1), [B * T, nkv * d]);
+    const vx = tf.tensor2d(seededFloats(B * T * nkv * d, 2), [B * T, nkv * d]);
+    if (Sp > 0) {
+      tf.tidy(() => {
+        // Past values at positions 0..Sp-1: written as "new" rows with no rotation (cos 1, sin 0).
+        const flatV = tf.reshape(tf.transpose(pastV, [0, 2, 1, 3]), [
+          B * Sp,
+          nkv * d,
+        ]) as tf.Tensor2D;
+        writeValues(flatV, B, nkv, cache.v, 0);
+        const kRows = tf.reshape(tf.transpose(tf.reshape(pastK, [B, nkv, d, Sp]), [0, 3, 1, 2]), [
+          B * Sp,
+          nkv * d,
+        ]) as tf.Tensor2D;
+        writeKeys(kRows, tf.ones([B * Sp, d]), tf.zeros([B * Sp, d]), B, nkv, cache.k, 0);
+      });
+    }
+    const before = tf.memory().numTensors;
+    const { dispatches } = await countWebGPUDispatches(() => {
+      writeKeys(kx, cos, sin, B, nkv, cache.k, Sp);
+      writeValues(vx, B, nkv, cache.v, Sp);
+    });
+    expect(dispatches).toBe(2);
+    expect(tf.memory().numTensors).toBe(before);
+    const written = tf.tidy(() => [
+      tf.slice(cache.k, [0, 0, 0, 0], [B, nkv, d, Sp + T]),
+      tf.slice(cache.v, [0, 0, 0, 0], [B, nkv, Sp + T, d]),
+      tf.slice(cache.k, [0, 0, 0, Sp + T], [B, nkv, d, C - Sp - T]),
+    ]);
+    const [k, v, restK] = (await Promise.all(written.map((t) => t.data()))) as Float32Array[];
+    expect(maxAbsDiff(k as Float32Array, want.k)).toBeLessThan(1e-6);
+    expect(maxAbsDiff(v as Float32Array, want.v)).toBe(0);
+    // Positions past the written ones stay zero.
+    expect(Array.from(restK as Float32Array).every((x) => x === 0)).toBe(true);
+    expect(() => writeValues(vx, B, nkv, cache.v, C - T + 1)).toThrow(/overruns a KV cache/);
+    tf.dispose([cache.k, cache.v, pastK, pastV, cos, sin, kx, vx, ...written]);
+  });
+});

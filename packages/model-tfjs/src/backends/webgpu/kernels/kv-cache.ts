@@ -7,7 +7,13 @@
  * shared by the heads). No gradients: generation and scoring run these only without a tape.
  */
 import * as tf from '@tensorflow/tfjs';
-import { elementwiseProgram, type ProgramKernel, registerProgramKernels } from './programs.ts';
+import {
+  elementwiseProgram,
+  type ProgramKernel,
+  type ProgramUniform,
+  registerProgramKernels,
+  type WebGPUProgram,
+} from './programs.ts';
 
 export const KV_CACHE_KERNELS = {
   appendKeys: 'AgentrlAppendKeys',
@@ -153,4 +159,131 @@ export function appendValues(
   const d = width / nkv;
   const v = tf.transpose(tf.reshape(x, [B, T, nkv, d]), [0, 2, 1, 3]) as tf.Tensor4D;
   return past === undefined ? v : (tf.concat([past, v], 2) as tf.Tensor4D);
+}
+
+// ---- a cache of fixed capacity, written in place ---------------------------------------------
+//
+// A cache grown by appending gets a new, larger buffer every decode step, and tfjs's buffer pool
+// keeps every one of them (it reuses a buffer only for a later request of the same byte size):
+// over a generation the pool holds the cache's size summed over all steps, per layer. A cache of
+// the generation's final length, allocated once and written in place, holds it once.
+
+const WRITE_UNIFORMS = 'd : i32, nkv : i32, T : i32, Sp : i32, C : i32,';
+
+// Keys: cache[b, h, k, Sp + t] = rotary(x[b·T + t, h·d + ·])[k], cache `[B, nkv, d, C]`.
+const WRITE_KEYS = `
+  let d = uniforms.d;
+  let T = uniforms.T;
+  let t = index % T;
+  let k = (index / T) % d;
+  let bh = index / (T * d);
+  let n = (bh / uniforms.nkv) * T + t;
+  let base = n * uniforms.nkv * d + (bh % uniforms.nkv) * d;
+  let half = d / 2;
+  var partner = 0.0;
+  if (k < half) { partner = -x[base + k + half]; } else { partner = x[base + k - half]; }
+  result[(bh * d + k) * uniforms.C + uniforms.Sp + t] =
+    x[base + k] * cosT[n * d + k] + partner * sinT[n * d + k];`;
+
+// Values: cache[b, h, Sp + t, k] = x[b·T + t, h·d + k], cache `[B, nkv, C, d]`.
+const WRITE_VALUES = `
+  let d = uniforms.d;
+  let T = uniforms.T;
+  let k = index % d;
+  let t = (index / d) % T;
+  let bh = index / (T * d);
+  let n = (bh / uniforms.nkv) * T + t;
+  result[(bh * uniforms.C + uniforms.Sp + t) * d + k] = x[n * uniforms.nkv * d + (bh % uniforms.nkv) * d + k];`;
+
+/** The part of tfjs-backend-webgpu's backend that runs a program into an existing tensor. */
+interface InPlaceRunner {
+  runWebGPUProgram(
+    program: WebGPUProgram,
+    inputs: tf.TensorInfo[],
+    dtype: 'float32',
+    uniforms: ProgramUniform[],
+    output: tf.TensorInfo,
+  ): tf.TensorInfo;
+}
+
+function writeInPlace(
+  kind: 'keys' | 'values',
+  inputs: tf.Tensor[],
+  cache: tf.Tensor4D,
+  B: number,
+  nkv: number,
+  offset: number,
+): void {
+  const x = inputs[0] as tf.Tensor2D;
+  const [N, width] = x.shape;
+  const T = N / B;
+  const d = width / nkv;
+  const keys = kind === 'keys';
+  const C = cache.shape[keys ? 3 : 2];
+  if (offset < 0 || offset + T > C) {
+    throw new RangeError(
+      `writing ${T} positions at ${offset} overruns a KV cache of ${C} positions`,
+    );
+  }
+  // The program covers the written elements only; `result` is the whole cache.
+  const program = elementwiseProgram(
+    `write_${kind}`,
+    keys ? ['x', 'cosT', 'sinT'] : ['x'],
+    keys ? [B, nkv, d, T] : [B, nkv, T, d],
+    keys ? WRITE_KEYS : WRITE_VALUES,
+    WRITE_UNIFORMS,
+  );
+  const uniforms: ProgramUniform[] = [d, nkv, T, offset, C].map((v) => ({
+    type: 'int32',
+    data: [v],
+  }));
+  (tf.backend() as unknown as InPlaceRunner).runWebGPUProgram(
+    program,
+    inputs,
+    'float32',
+    uniforms,
+    { dataId: cache.dataId, shape: cache.shape, dtype: cache.dtype },
+  );
+}
+
+/**
+ * Allocates the KV cache of one layer at its full capacity: keys `[B, nkv, d, C]`, values
+ * `[B, nkv, C, d]`, zeros (positions past the written ones are read only under a mask, and zeros
+ * keep masked products finite).
+ */
+export function allocateLayerCache(
+  B: number,
+  nkv: number,
+  d: number,
+  capacity: number,
+): { k: tf.Tensor4D; v: tf.Tensor4D } {
+  return { k: tf.zeros([B, nkv, d, capacity]), v: tf.zeros([B, nkv, capacity, d]) };
+}
+
+/**
+ * Writes new keys `[B·T, nkv·d]`, rotated with `cos`/`sin` `[B·T, d]`, into the transposed cache
+ * `[B, nkv, d, C]` at positions `offset .. offset + T − 1`, in place (webgpu only: one dispatch,
+ * no new buffer). The tensor object stays the same; its contents change.
+ */
+export function writeKeys(
+  x: tf.Tensor2D,
+  cos: tf.Tensor2D,
+  sin: tf.Tensor2D,
+  B: number,
+  nkv: number,
+  cache: tf.Tensor4D,
+  offset: number,
+): void {
+  writeInPlace('keys', [x, cos, sin], cache, B, nkv, offset);
+}
+
+/** Writes new values `[B·T, nkv·d]` into the cache `[B, nkv, C, d]` at `offset`, in place (webgpu). */
+export function writeValues(
+  x: tf.Tensor2D,
+  B: number,
+  nkv: number,
+  cache: tf.Tensor4D,
+  offset: number,
+): void {
+  writeInPlace('values', [x], cache, B, nkv, offset);
 }

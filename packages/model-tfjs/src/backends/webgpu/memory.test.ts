@@ -1,0 +1,84 @@
+import * as tf from '@tensorflow/tfjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CausalLM } from '../../model/causal-lm.ts';
+import { createCausalLM } from '../../model/load.ts';
+import { measureWebGPUMemory, releaseWebGPUFreeBuffers } from './memory.ts';
+import { probeWebGPUAdapter } from './setup.ts';
+
+const adapter = await probeWebGPUAdapter().catch(() => undefined);
+const skipReason =
+  adapter === undefined ? ' (skipped: no WebGPU adapter; see .ci/setup-vulkan.sh)' : '';
+if (skipReason !== '') console.log(`webgpu memory tests skipped${skipReason}`);
+
+const config = {
+  vocab_size: 512,
+  hidden_size: 64,
+  intermediate_size: 128,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  tie_word_embeddings: true,
+};
+const B = 4;
+const P = 16;
+const d = config.hidden_size / config.num_attention_heads;
+const prompts = Array.from({ length: B }, (_, b) =>
+  Array.from({ length: P }, (_, t) => (b * 37 + t * 11) % config.vocab_size),
+);
+
+/** Bytes of the KV cache of a generation of `newTokens` (the last token is never cached). */
+const cacheBytes = (newTokens: number) =>
+  2 * config.num_hidden_layers * B * config.num_key_value_heads * d * (P + newTokens - 1) * 4;
+
+/** Pool bytes a generation adds to an emptied pool (the weights stay allocated). */
+async function generationPool(model: CausalLM, newTokens: number) {
+  const go = () =>
+    model.generate(prompts, { maxNewTokens: newTokens, temperature: 0, stopTokenIds: [] });
+  await go(); // compiles the pipelines; its buffers are then released
+  releaseWebGPUFreeBuffers();
+  const m = await measureWebGPUMemory(go);
+  return { ...m, added: m.peakPoolBytes - m.startPoolBytes };
+}
+
+describe.skipIf(adapter === undefined)(`generation memory on webgpu${skipReason}`, () => {
+  let model: CausalLM;
+  beforeAll(async () => {
+    model = await createCausalLM(config, { seed: 3, backend: 'webgpu' });
+  });
+  afterAll(() => model?.dispose());
+
+  it('holds the KV cache once, not once per decode step', async () => {
+    const short = await generationPool(model, 4);
+    const long = await generationPool(model, 40);
+    const weights = model.variables().reduce((a, v) => a + v.size * 4, 0);
+    // What more tokens must add: the longer cache, and per step a mask row [B, S] (and its
+    // upload staging buffer) of a new size. A cache appended into new tensors every step would
+    // add the cache summed over the steps instead: ~20x more at these lengths.
+    let masks = 0;
+    for (let S = P + 4; S < P + 40; S++) masks += 2 * B * S * 4;
+    const allowed = cacheBytes(40) - cacheBytes(4) + masks;
+    let appended = 0;
+    for (let n = 5; n <= 40; n++) appended += cacheBytes(n);
+    console.log(
+      `generation pool bytes added (weights ${weights}): ${short.added} for 4 new tokens, ${long.added} for 40; cache ${cacheBytes(40)}; growth allowed ${allowed}; an appended cache would add ~${appended}`,
+    );
+    expect(long.added - short.added).toBeLessThanOrEqual(allowed);
+  });
+
+  it('peaks within 2x of the weights, the KV cache and one step of activations', async () => {
+    const newTokens = 24;
+    const m = await generationPool(model, newTokens);
+    const weights = model.variables().reduce((a, v) => a + v.size * 4, 0);
+    const H = config.hidden_size;
+    const I = config.intermediate_size;
+    // Prefill activations of one layer, all live at once at worst: the residual stream, q/k/v,
+    // attention output, gate/up/SwiGLU and the last position's logits.
+    const prefill = (B * P * (4 * H + 2 * 2 * d + 3 * I) + B * config.vocab_size) * 4;
+    const bound = weights + cacheBytes(newTokens) + prefill;
+    console.log(
+      `generation of ${B} x (${P} + ${newTokens}) tokens: pool peak ${m.peakPoolBytes} bytes (${m.added} added to the weights), lower bound ${bound}: ratio ${(m.peakPoolBytes / bound).toFixed(2)}`,
+    );
+    expect(m.peakPoolBytes).toBeGreaterThanOrEqual(weights + cacheBytes(newTokens));
+    expect(m.peakPoolBytes / bound).toBeLessThanOrEqual(2);
+  });
+});
