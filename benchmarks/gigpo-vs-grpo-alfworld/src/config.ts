@@ -3,7 +3,7 @@
  * RL iterations instead of 10 and validation every 4, so 3 seeds × (warm start + 2 arms) fit in
  * about half an hour on 2 cores. Both arms of a seed start from the same saved warm start.
  */
-import { FULL_BUDGET as MAIN_JOB_BUDGET } from '@agentrl/example-alfworld-gigpo/src/demo.ts';
+import { FULL_BUDGET as MAIN_JOB_BUDGET } from '@agentrl/example-alfworld-gigpo';
 import type { EstimatorName } from '@agentrl/runner';
 
 const { name: _mainJobName, ...MAIN_JOB_RECIPE } = MAIN_JOB_BUDGET;

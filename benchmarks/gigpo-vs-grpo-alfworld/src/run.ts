@@ -8,12 +8,12 @@ import { readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { expertResponse } from '@agentrl/example-alfworld-gigpo/src/compact-prompt.ts';
 import {
   createTinyAgent,
   envSpec,
   expertPolicy,
-} from '@agentrl/example-alfworld-gigpo/src/setup.ts';
+  expertResponse,
+} from '@agentrl/example-alfworld-gigpo';
 import {
   collectDemonstrations,
   createEstimator,

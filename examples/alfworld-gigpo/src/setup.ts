@@ -12,8 +12,8 @@ import {
   NOTHING_HAPPENS,
   TINY_HOUSEHOLD,
 } from '@agentrl/env-alfworld';
-import { type CausalLM, createCausalLM } from '@agentrl/model-tfjs';
-import { TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
+import type { CausalLM } from '@agentrl/model-tfjs';
+import { createFreshPolicy, type TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
 import type { EnvSpec, Expert } from '@agentrl/runner';
 import { compactPrompt } from './compact-prompt.ts';
 import { WordTokenizer } from './word-tokenizer.ts';
@@ -79,28 +79,21 @@ export interface TinyAgent {
  */
 export async function createTinyAgent(budget: ModelBudget, seed: number): Promise<TinyAgent> {
   const tokenizer = WordTokenizer.fromCorpus(await vocabularyCorpus(200, budget.maxTurns));
-  const model = await createCausalLM(
+  const { model, policy } = await createFreshPolicy(
+    { hiddenSize: budget.hidden, layers: budget.layers, heads: budget.heads, maxPositions: 512 },
     {
-      vocab_size: tokenizer.vocabSize,
-      hidden_size: budget.hidden,
-      intermediate_size: budget.hidden * 3,
-      num_hidden_layers: budget.layers,
-      num_attention_heads: budget.heads,
-      num_key_value_heads: budget.heads,
-      tie_word_embeddings: true,
-      max_position_embeddings: 512,
-      torch_dtype: 'float32',
-      eos_token_id: tokenizer.eosTokenIds[0],
+      vocabSize: tokenizer.vocabSize,
+      eosTokenId: tokenizer.eosTokenIds[0] as number,
+      seed,
+      policy: {
+        learningRate: budget.learningRate,
+        sftLearningRate: budget.sftLearningRate,
+        temperature: budget.temperature,
+        microBatchSize: 32,
+        loss: { clipRatio: 0.2, clipRatioC: 3, entropyCoeff: 0, klLossCoef: 0 },
+      },
     },
-    { seed },
   );
-  const policy = new TfjsTrainablePolicy(model, {
-    learningRate: budget.learningRate,
-    sftLearningRate: budget.sftLearningRate,
-    temperature: budget.temperature,
-    microBatchSize: 32,
-    loss: { clipRatio: 0.2, clipRatioC: 3, entropyCoeff: 0, klLossCoef: 0 },
-  });
   return { tokenizer, model, policy };
 }
 

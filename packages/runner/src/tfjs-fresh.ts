@@ -2,7 +2,8 @@
  * A model module for runs that start from no model folder (`@agentrl/runner/tfjs-fresh`): with
  * `model.path` it is `@agentrl/runner/tfjs`; without, it builds a word vocabulary over the
  * environment's own text (observations, admissible commands and rendered prompts of a few seeded
- * episodes) and a seeded fresh `createCausalLM`, writes both as an HF folder into
+ * episodes) and a seeded fresh model (`createFreshCausalLM` of `@agentrl/model-tfjs/policy`, the
+ * main job's builder too), writes both as an HF folder into
  * `<runDir>/model-init` (reused when it is already there, so `agentrl eval --checkpoint` and
  * `--resume` get the same tokenizer), and loads that folder through `@agentrl/runner/tfjs`.
  *
@@ -15,7 +16,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRng, type EnvInfo, type HistoryEntry, type Observation } from '@agentrl/core';
-import { buildWordVocabulary, createCausalLM, writeTokenizerFiles } from '@agentrl/model-tfjs';
+import { buildWordVocabulary, writeTokenizerFiles } from '@agentrl/model-tfjs';
+import { createFreshCausalLM } from '@agentrl/model-tfjs/policy';
 import { z } from 'zod';
 import { configErrorOf } from './config.ts';
 import type { CreatedModel, ModelContext } from './plugins.ts';
@@ -125,29 +127,17 @@ export async function createModel(
     await writeTokenizerFiles(dir, files);
     const vocab = (files.tokenizer as { model: { vocab: Record<string, number> } }).model.vocab;
     const backend = tfjsOptions.backend;
-    const fresh = await createCausalLM(
-      {
-        vocab_size: Object.keys(vocab).length,
-        hidden_size: a.hiddenSize,
-        intermediate_size: a.hiddenSize * 3,
-        num_hidden_layers: a.layers,
-        num_attention_heads: a.heads,
-        num_key_value_heads: a.heads,
-        tie_word_embeddings: true,
-        max_position_embeddings: a.maxPositions,
-        torch_dtype: 'float32',
-        eos_token_id: vocab['<|im_end|>'] as number,
-      },
-      {
-        seed: context.config.seed,
-        ...(backend === 'wasm' ||
-        backend === 'cpu' ||
-        backend === 'tensorflow' ||
-        backend === 'webgpu'
-          ? { backend }
-          : {}),
-      },
-    );
+    const fresh = await createFreshCausalLM(a, {
+      vocabSize: Object.keys(vocab).length,
+      eosTokenId: vocab['<|im_end|>'] as number,
+      seed: context.config.seed,
+      ...(backend === 'wasm' ||
+      backend === 'cpu' ||
+      backend === 'tensorflow' ||
+      backend === 'webgpu'
+        ? { backend }
+        : {}),
+    });
     try {
       await fresh.save(dir);
     } finally {

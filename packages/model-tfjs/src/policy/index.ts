@@ -4,3 +4,9 @@
  */
 export { LORA_BASE_FILE, type LoRABase } from './lora-base.ts';
 export { type TfjsPolicyOptions, TfjsTrainablePolicy } from './trainable-policy.ts';
+export {
+  createFreshCausalLM,
+  createFreshPolicy,
+  type FreshArchitecture,
+  type FreshModelOptions,
+} from './fresh.ts';
