@@ -22,8 +22,7 @@ import {
   type SamplingOptions,
 } from '@agentrl/core';
 import { LlamaCppEngine } from '@agentrl/engine-llamacpp';
-import { FULL_BUDGET } from '@agentrl/example-alfworld-gigpo/src/demo.ts';
-import { createTinyAgent, envSpec } from '@agentrl/example-alfworld-gigpo/src/setup.ts';
+import { createTinyAgent, envSpec, FULL_BUDGET } from '@agentrl/example-alfworld-gigpo';
 import { backendInfo } from '@agentrl/model-tfjs';
 import { EnvPool, policyAgent } from '@agentrl/runner';
 
