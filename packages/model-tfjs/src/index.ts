@@ -11,6 +11,10 @@ export {
 export {
   DEFAULT_WASM_SWITCHES,
   DEFAULT_WEBGPU_SWITCHES,
+  FUSED_KERNEL_NAMES,
+  type FusedKernelName,
+  type FusedKernelSwitches,
+  type FusedKernelsOption,
   WASM_MATMUL_ENV_VAR,
   type WasmMatMulKernel,
   type WasmSwitches,

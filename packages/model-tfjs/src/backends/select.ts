@@ -6,13 +6,17 @@
  * proves nothing: each is required inside try/catch and a failure falls through to the next.
  */
 import { createRequire } from 'node:module';
-import { AgentRLError, ConfigError } from '@agentrl/core';
+import { AgentRLError, ConfigError, closestName } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 import type { ModelLogger } from '../logger.ts';
 import {
+  allFusedKernels,
   DEFAULT_WASM_SWITCHES,
   DEFAULT_WEBGPU_SWITCHES,
+  FUSED_KERNEL_NAMES,
+  type FusedKernelSwitches,
+  type FusedKernelsOption,
   holdSwitches,
   WASM_MATMUL_ENV_VAR,
   type WasmSwitches,
@@ -136,9 +140,33 @@ function wasmSwitchesOf(
   };
 }
 
+/** The fused kernel switches of a `webgpu.fusedKernels` option (validated). */
+export function fusedKernelsOf(option: FusedKernelsOption | undefined): FusedKernelSwitches {
+  if (option === undefined) return DEFAULT_WEBGPU_SWITCHES.fusedKernels;
+  if (typeof option === 'boolean') return allFusedKernels(option);
+  const out: Record<string, boolean> = { ...DEFAULT_WEBGPU_SWITCHES.fusedKernels };
+  for (const [name, on] of Object.entries(option)) {
+    if (!(FUSED_KERNEL_NAMES as readonly string[]).includes(name)) {
+      const near = closestName(name, FUSED_KERNEL_NAMES);
+      throw new ConfigError(
+        `webgpu.fusedKernels.${name} is not a fused kernel${near === undefined ? '' : ` (did you mean ${near}?)`}; the kernels are ${FUSED_KERNEL_NAMES.join(', ')}`,
+        { details: { field: `webgpu.fusedKernels.${name}`, value: on } },
+      );
+    }
+    if (typeof on !== 'boolean') {
+      throw new ConfigError(
+        `webgpu.fusedKernels.${name} is ${JSON.stringify(on)}; use true or false`,
+        { details: { field: `webgpu.fusedKernels.${name}`, value: on } },
+      );
+    }
+    out[name] = on;
+  }
+  return out as FusedKernelSwitches;
+}
+
 function webgpuSwitchesOf(options: WebGPUOptions | undefined): WebGPUSwitches {
   return {
-    fusedKernels: options?.fusedKernels ?? DEFAULT_WEBGPU_SWITCHES.fusedKernels,
+    fusedKernels: fusedKernelsOf(options?.fusedKernels),
     gpuSampling: options?.gpuSampling ?? DEFAULT_WEBGPU_SWITCHES.gpuSampling,
   };
 }

@@ -1,9 +1,11 @@
 import { ConfigError } from '@agentrl/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { selectBackend } from './select.ts';
+import { fusedKernelsOf, selectBackend } from './select.ts';
 import {
   DEFAULT_WASM_SWITCHES,
   DEFAULT_WEBGPU_SWITCHES,
+  FUSED_KERNEL_NAMES,
+  type FusedKernelsOption,
   WASM_MATMUL_ENV_VAR,
   wasmSwitches,
   webgpuSwitches,
@@ -61,6 +63,24 @@ describe('kernel switches of a backend set-up', () => {
   it('of webgpu read as the defaults, and fused kernels as off, while another backend runs', async () => {
     await selectBackend({ backend: 'wasm', env: {}, webgpu: { fusedKernels: false } });
     expect(webgpuSwitches()).toEqual(DEFAULT_WEBGPU_SWITCHES);
-    expect(fusedKernelsActive()).toBe(false);
+    expect(fusedKernelsActive('attention')).toBe(false);
+  });
+
+  it('of the fused kernels take all on, all off, or named kernels off, and refuse unknown names', async () => {
+    const held = async (fusedKernels: FusedKernelsOption) => {
+      await selectBackend({ backend: 'wasm', env: {}, webgpu: { fusedKernels } });
+      return fusedKernelsOf(fusedKernels);
+    };
+    expect(Object.values(await held(true)).every(Boolean)).toBe(true);
+    expect(Object.values(await held(false)).some(Boolean)).toBe(false);
+    const some = await held({ attention: false, rmsNorm: false });
+    expect(FUSED_KERNEL_NAMES.filter((n) => !some[n])).toEqual(['rmsNorm', 'attention']);
+    const typo = selectBackend({
+      backend: 'wasm',
+      env: {},
+      webgpu: { fusedKernels: { atention: false } as FusedKernelsOption },
+    });
+    await expect(typo).rejects.toThrow(ConfigError);
+    await expect(typo).rejects.toThrow(/webgpu\.fusedKernels\.atention.*did you mean attention/);
   });
 });

@@ -37,13 +37,45 @@ export interface WasmSwitches {
   readonly packedPanelBudgetBytes: number;
 }
 
+/**
+ * The fused WGSL kernels, each switchable on its own (off: the composed tfjs ops, the reference
+ * the parity tests compare against): `matMul` (projections as `tf.fused.matMul` with the bias or
+ * residual inside and transpose flags instead of transposes), `rmsNorm`, `swiglu`, `rotary`,
+ * `attention` (forward and backward), `kvCache` (keys and values written straight into the cache
+ * layout; generation's fixed-capacity cache written in place), `tokenLogProbs` and `entropy`
+ * (scoring and the train steps' log-probs), `adamw` (the update and the gradient norm).
+ */
+export const FUSED_KERNEL_NAMES = [
+  'matMul',
+  'rmsNorm',
+  'swiglu',
+  'rotary',
+  'attention',
+  'kvCache',
+  'tokenLogProbs',
+  'entropy',
+  'adamw',
+] as const;
+
+/** The name of one fused kernel switch. */
+export type FusedKernelName = (typeof FUSED_KERNEL_NAMES)[number];
+
+/** Which fused kernels are on. */
+export type FusedKernelSwitches = Readonly<Record<FusedKernelName, boolean>>;
+
 /** Switches of the webgpu backend. */
 export interface WebGPUSwitches {
-  /** The decoder, scoring and AdamW use our fused WGSL kernels. Default true. */
-  readonly fusedKernels: boolean;
-  /** Generation picks tokens on the GPU (where the fused kernels are on). Default true. */
+  /**
+   * Which of the fused WGSL kernels the decoder, scoring and AdamW use. Default: all on. As an
+   * option: `true` / `false` for all, or an object naming the ones that differ from all on.
+   */
+  readonly fusedKernels: FusedKernelSwitches;
+  /** Generation picks tokens on the GPU. Default true. */
   readonly gpuSampling: boolean;
 }
+
+/** The `fusedKernels` option: all on or off, or per kernel (those left out stay on). */
+export type FusedKernelsOption = boolean | Partial<Record<FusedKernelName, boolean>>;
 
 /** The wasm switches of a set-up that chooses none. */
 export const DEFAULT_WASM_SWITCHES: WasmSwitches = {
@@ -53,7 +85,15 @@ export const DEFAULT_WASM_SWITCHES: WasmSwitches = {
 };
 
 /** The webgpu switches of a set-up that chooses none. */
-export const DEFAULT_WEBGPU_SWITCHES: WebGPUSwitches = { fusedKernels: true, gpuSampling: true };
+export const DEFAULT_WEBGPU_SWITCHES: WebGPUSwitches = {
+  fusedKernels: allFusedKernels(true),
+  gpuSampling: true,
+};
+
+/** Every fused kernel switch set to `on`. */
+export function allFusedKernels(on: boolean): FusedKernelSwitches {
+  return Object.fromEntries(FUSED_KERNEL_NAMES.map((n) => [n, on])) as FusedKernelSwitches;
+}
 
 /** Switches by tfjs backend instance: they live as long as the backend they were set up with. */
 const held = new WeakMap<object, WasmSwitches | WebGPUSwitches>();

@@ -36,14 +36,16 @@ function scoreLogits(
   targets: Int32Array,
   withEntropy: boolean | undefined,
 ): { logProbs: tf.Tensor1D; entropies?: tf.Tensor1D } {
-  if (fusedKernelsActive()) {
-    // webgpu: one dispatch for the log-probs and one for the entropies, no [N, V] temporaries.
+  // webgpu: one dispatch for the log-probs and one for the entropies, no [N, V] temporaries.
+  const fusedH = withEntropy === true && fusedKernelsActive('entropy');
+  if (fusedKernelsActive('tokenLogProbs')) {
     const logProbs = fusedTokenLogProbs(logits, tf.tensor1d(targets, 'int32')) as tf.Tensor1D;
     if (withEntropy !== true) return { logProbs };
-    return { logProbs, entropies: fusedEntropy(logits) as tf.Tensor1D };
+    if (fusedH) return { logProbs, entropies: fusedEntropy(logits) as tf.Tensor1D };
   }
   const { logProbs, lse } = pickLogProbs(logits, targets);
   if (withEntropy !== true) return { logProbs: logProbs as tf.Tensor1D };
+  if (fusedH) return { logProbs, entropies: fusedEntropy(logits) as tf.Tensor1D };
   const probs = tf.exp(tf.sub(logits, tf.expandDims(lse, -1)));
   const entropies = tf.sub(lse, tf.sum(tf.mul(probs, logits), -1)) as tf.Tensor1D;
   return { logProbs: logProbs as tf.Tensor1D, entropies };

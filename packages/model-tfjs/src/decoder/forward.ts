@@ -61,7 +61,7 @@ export interface LayerCache {
 
 /** Whether a forward pass writes a fixed-capacity cache in place (else it appends copies). */
 export function writesCacheInPlace(inference: boolean): boolean {
-  return inference && fusedKernelsActive();
+  return inference && fusedKernelsActive('kvCache');
 }
 
 /** Inputs of one forward call. */

@@ -25,7 +25,7 @@ function swapLastTwo(x: tf.Tensor): tf.Tensor {
 
 /** Whether the active backend's matmul reads a transposed operand at full speed. */
 function transposeFlagsAreFree(): boolean {
-  return fusedKernelsActive() || wasmMatMul() === 'agentrl';
+  return fusedKernelsActive('matMul') || wasmMatMul() === 'agentrl';
 }
 
 /**
@@ -186,12 +186,12 @@ export function linear(
     bias === undefined &&
     lora === undefined &&
     inference &&
-    fusedKernelsActive()
+    fusedKernelsActive('matMul')
   ) {
     return tf.fused.matMul({ a: x, b: weightInOut, bias: residual }) as tf.Tensor2D;
   }
   // webgpu: the bias add runs inside the matmul kernel (gradients use transpose flags).
-  if (fusedKernelsActive() && (options.frozen !== true || inference)) {
+  if (fusedKernelsActive('matMul') && (options.frozen !== true || inference)) {
     y = tf.fused.matMul({ a: x, b: weightInOut, ...(bias ? { bias } : {}) }) as tf.Tensor2D;
   } else {
     y = (options.frozen === true ? frozenMatMul : mm)(x, weightInOut, inference) as tf.Tensor2D;
@@ -207,7 +207,7 @@ export function linear(
 
 /** RMSNorm: `w ⊙ x / sqrt(mean(x²) + eps)` over the last axis (no mean subtraction, no `1 + w`). */
 export function rmsNorm<T extends tf.Tensor>(x: T, weight: tf.Tensor1D, eps: number): T {
-  if (fusedKernelsActive()) return fusedRmsNorm(x, weight, eps);
+  if (fusedKernelsActive('rmsNorm')) return fusedRmsNorm(x, weight, eps);
   const meanSquare = tf.mean(tf.square(x), -1, true);
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(meanSquare, eps))), weight) as T;
 }
@@ -272,7 +272,7 @@ export function rotary<T extends tf.Tensor>(
   sin: tf.Tensor,
   rotateHalf: tf.Tensor2D,
 ): T {
-  if (fusedKernelsActive()) return fusedRotary(x, cos, sin);
+  if (fusedKernelsActive('rotary')) return fusedRotary(x, cos, sin);
   const d = x.shape[x.rank - 1] as number;
   // R is antisymmetric (Rᵀ = -R), so the gradient dy·Rᵀ is -(dy·R): untransposed, constant R.
   const byR = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => ({
@@ -297,7 +297,7 @@ export function attention(
   mask: tf.Tensor4D,
   inference = false,
 ): tf.Tensor2D {
-  if (fusedKernelsActive()) return fusedAttention(q, kT, v, mask);
+  if (fusedKernelsActive('attention')) return fusedAttention(q, kT, v, mask);
   const [B, T, nh, d] = q.shape;
   const nkv = kT.shape[1];
   const S = mask.shape[3];
@@ -339,7 +339,7 @@ export function mlp(
   });
   const gh = linear(h, gate, biases?.gate, use(options.lora?.gate));
   const uh = linear(h, up, biases?.up, use(options.lora?.up));
-  const activated = fusedKernelsActive()
+  const activated = fusedKernelsActive('swiglu')
     ? fusedSwiGLU(gh, uh)
     : (tf.mul(tf.mul(gh, tf.sigmoid(gh)), uh) as tf.Tensor2D);
   return linear(activated, down, biases?.down, {

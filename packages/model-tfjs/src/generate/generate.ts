@@ -16,7 +16,6 @@ import {
   type SamplingOptions,
 } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import { fusedKernelsActive } from '../backends/webgpu/kernels/fused.ts';
 import { allocateLayerCache } from '../backends/webgpu/kernels/kv-cache.ts';
 import {
   gpuSamplingEnabled,
@@ -85,7 +84,7 @@ async function chooseTokens(
   done: readonly boolean[],
 ): Promise<(SampledToken | undefined)[]> {
   const [B, V] = logits.shape;
-  if (fusedKernelsActive() && gpuSamplingEnabled() && V <= MAX_GPU_SAMPLING_VOCAB) {
+  if (gpuSamplingEnabled() && V <= MAX_GPU_SAMPLING_VOCAB) {
     const draws = new Float32Array(B);
     if (options.temperature > 0) {
       for (let b = 0; b < B; b++) if (!done[b]) draws[b] = (rngs[b] as Rng).next();

@@ -220,7 +220,7 @@ function checkPositive(value: number, field: string, allowZero: boolean): number
 /** Global L2 norm of a set of gradients (a JS number). */
 export async function globalNorm(grads: readonly tf.Tensor[]): Promise<number> {
   const norm = tf.tidy(() => {
-    if (fusedKernelsActive()) return adamwGlobalNorm(grads);
+    if (fusedKernelsActive('adamw')) return adamwGlobalNorm(grads);
     if (wasmOptimizerKernelsActive() && grads.length > 0) {
       // One call over every gradient instead of two kernels per gradient plus their sum.
       const inputs = grads as unknown as tf.NamedTensorMap;
@@ -335,7 +335,7 @@ export async function applyAdamW(
     weightDecay: wd,
     maxGradNorm: maxNorm,
   };
-  if (fusedKernelsActive()) return applyFused(state, variables, grads, resolved);
+  if (fusedKernelsActive('adamw')) return applyFused(state, variables, grads, resolved);
   const gradNorm = await globalNorm(grads);
   if (!Number.isFinite(gradNorm)) return { gradNorm, skipped: true };
   const coef =

@@ -129,7 +129,7 @@ export function responseTensors(
     for (let j = 0; j < R; j++) targets[b * R + j] = j < r.length ? (r[j] as number) : 0;
   });
   // On webgpu: one fused dispatch each way instead of the logsumexp + gather chain over [N, V].
-  const picked = fusedKernelsActive()
+  const picked = fusedKernelsActive('tokenLogProbs')
     ? fusedTokenLogProbs(logits, tf.tensor1d(targets, 'int32'))
     : pickLogProbs(logits, targets).logProbs;
   const logProbs = tf.reshape(picked, [B, R]) as tf.Tensor2D;

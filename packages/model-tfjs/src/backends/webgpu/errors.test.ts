@@ -1,9 +1,12 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { isAgentRLError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCausalLM } from '../../model/load.ts';
 import { selectBackend } from '../select.ts';
 import { elementwiseProgram, type WebGPUProgram } from './kernels/programs.ts';
+import { webgpuBytes } from './memory.ts';
 import { probeWebGPUAdapter, WebGPUError, withGpuErrorScope } from './setup.ts';
 
 const adapter = await probeWebGPUAdapter().catch(() => undefined);
@@ -108,5 +111,64 @@ describe.skipIf(adapter === undefined)(`GPU errors on webgpu${skipReason}`, () =
     );
     expect(Array.from(await tf.add(x, 1).data())).toEqual(Array(8).fill(2));
     x.dispose();
+  });
+
+  it('reports a run of GPU errors once, as the first typed error, and prints none of the rest', () => {
+    // Dawn's Node binding prints every uncaptured error to stdout unless it is cancelled: the
+    // 30 failing dispatches of the child would print ~250 lines.
+    const run = spawnSync(
+      process.execPath,
+      ['--conditions=@agentrl/source', 'src/test-gpu-error-child.ts'],
+      { cwd: fileURLToPath(new URL('../../..', import.meta.url)), encoding: 'utf8' },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const lines = run.stdout.split('\n').filter((l) => l !== '');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^typed validation, [1-9]\d* more$/);
+    expect(lines[1]).toBe('next 2');
+  });
+
+  it('fails a buffer past webgpu.maxPoolBytes with one typed out-of-memory error naming what to shrink', async () => {
+    const { pool } = webgpuBytes();
+    await selectBackend({ backend: 'webgpu', webgpu: { maxPoolBytes: pool + 2 ** 20 } });
+    const big = tf.ones([2 ** 20]); // 4 MiB once on the GPU
+    try {
+      expect(() => tf.add(big, 1)).toSatisfy((fn: () => unknown) => {
+        try {
+          fn();
+          return false;
+        } catch (e) {
+          return (
+            e instanceof WebGPUError &&
+            e.kind === 'out-of-memory' &&
+            isAgentRLError(e, 'BACKEND_FAILURE') &&
+            /webgpu\.maxPoolBytes/.test(e.message) &&
+            /microBatchSize/.test(e.message)
+          );
+        }
+      });
+    } finally {
+      big.dispose();
+      await selectBackend({ backend: 'webgpu' }); // no cap
+    }
+    expect(Array.from(await tf.add(tf.ones([4]), 1).data())).toEqual([2, 2, 2, 2]);
+  });
+
+  it('empties the free pool instead of failing when the buffers in use fit under webgpu.maxPoolBytes', async () => {
+    // Tensors of 16 new sizes, 256 KiB to 1 MiB each, one at a time: their buffers pile up in the
+    // pool (~10 MiB) unless it is emptied; in use at once, never more than ~2 MiB.
+    const { pool } = webgpuBytes();
+    await selectBackend({ backend: 'webgpu', webgpu: { maxPoolBytes: pool + 4 * 2 ** 20 } });
+    try {
+      for (let i = 0; i < 16; i++) {
+        const n = 65_536 + i * 12_288;
+        const y = tf.tidy(() => tf.add(tf.fill([n], 1), 1));
+        expect((await y.data())[n - 1]).toBe(2);
+        y.dispose();
+      }
+      expect(webgpuBytes().pool).toBeLessThanOrEqual(pool + 4 * 2 ** 20);
+    } finally {
+      await selectBackend({ backend: 'webgpu' });
+    }
   });
 });

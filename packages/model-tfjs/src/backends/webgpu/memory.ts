@@ -7,7 +7,7 @@
  * renames them fails here with a message instead of reading undefined.
  */
 import * as tf from '@tensorflow/tfjs';
-import { WebGPUError } from './setup.ts';
+import { WebGPUError } from './errors.ts';
 
 interface PooledBuffer {
   readonly size: number;
@@ -57,7 +57,10 @@ export function webgpuBytes(): { inUse: number; pool: number } {
  * the device back what the earlier phase's sizes would otherwise keep forever.
  */
 export function releaseWebGPUFreeBuffers(): number {
-  const bm = bufferManager();
+  return releaseFreeBuffersOf(bufferManager());
+}
+
+function releaseFreeBuffersOf(bm: BufferManagerLike): number {
   let freed = 0;
   for (const list of bm.freeBuffers.values()) {
     for (const buffer of list) {
@@ -107,4 +110,51 @@ export async function measureWebGPUMemory<T>(
     if (own) bm.acquireBuffer = original;
     else delete (bm as { acquireBuffer?: unknown }).acquireBuffer;
   }
+}
+
+/**
+ * Caps the bytes `backend`'s buffer manager may allocate (free pool included) at `limit()` bytes
+ * (no cap while it returns `undefined`). A request that needs a new buffer past the cap first
+ * destroys the free pool; if the live buffers alone would still exceed it, the request throws a
+ * {@link WebGPUError} `out-of-memory` naming what to shrink, before the device is asked. tfjs
+ * keeps freed buffers for reuse by size forever, so without a cap a phase of new sizes (a longer
+ * batch, generation after training) can run the device out of memory with most of it idle in the
+ * pool.
+ */
+export function capBufferPool(backend: object, limit: () => number | undefined): void {
+  const bm = (backend as { bufferManager?: Partial<BufferManagerLike> }).bufferManager;
+  if (bm === undefined || typeof bm.acquireBuffer !== 'function') return;
+  const manager = bm as BufferManagerLike;
+  const acquire = manager.acquireBuffer.bind(manager);
+  manager.acquireBuffer = (...args: unknown[]) => {
+    const cap = limit();
+    const [size, usage, , reuse] = args as [
+      number,
+      number,
+      boolean | undefined,
+      boolean | undefined,
+    ];
+    if (cap !== undefined && manager.numBytesAllocated + size > cap) {
+      const pooled =
+        reuse !== false && (manager.freeBuffers.get(`${size}_${usage}`)?.length ?? 0) > 0;
+      if (!pooled) {
+        const freed = releaseFreeBuffersOf(manager);
+        if (manager.numBytesAllocated + size > cap) {
+          throw new WebGPUError(
+            'out-of-memory',
+            `a ${size}-byte GPU buffer would take the buffers in use to ${manager.numBytesAllocated + size} bytes, above webgpu.maxPoolBytes (${cap} bytes; ${freed} bytes of free buffers were released first): lower microBatchSize in trainStep/sftStep, generate for fewer prompts per call or fewer maxNewTokens, use a smaller model, or raise webgpu.maxPoolBytes`,
+            {
+              details: {
+                field: 'webgpu.maxPoolBytes',
+                value: cap,
+                requestedBytes: size,
+                inUseBytes: manager.numBytesUsed,
+              },
+            },
+          );
+        }
+      }
+    }
+    return acquire(...args);
+  };
 }

@@ -5,19 +5,31 @@
  * has, the adapter's limits), adapter facts for logs and run metadata, and GPU errors turned into
  * typed errors instead of the silent stale results tfjs gives by default.
  */
-import { AgentRLError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { ModelLogger } from '../../logger.ts';
-import type { WebGPUSwitches } from '../switches.ts';
+import type { FusedKernelsOption, WebGPUSwitches } from '../switches.ts';
+import { WebGPUError, type WebGPUErrorKind, WebGPUUnavailableError } from './errors.ts';
 import { registerWebGPUKernels } from './kernels/index.ts';
+import { capBufferPool } from './memory.ts';
+
+export { WebGPUError, type WebGPUErrorKind, WebGPUUnavailableError } from './errors.ts';
 
 /** Options of the webgpu backend (passed as `webgpu` in `loadCausalLM` / `createCausalLM`). */
-export interface WebGPUOptions extends Partial<WebGPUSwitches> {
+export interface WebGPUOptions extends Partial<Omit<WebGPUSwitches, 'fusedKernels'>> {
+  /** Fused kernels: all on (`true`, the default) or off, or per kernel (see `switches.ts`). */
+  readonly fusedKernels?: FusedKernelsOption;
   /**
    * Largest storage binding, in bytes, a kernel may use. Default and upper bound: the adapter's
    * `maxStorageBufferBindingSize` (2 GiB - 4 on an H100, 128 MiB on lavapipe). Tests set it small.
    */
   readonly maxBindingBytes?: number;
+  /**
+   * Most bytes tfjs's buffers may take on the device, its pool of free buffers included (default:
+   * no cap). Past it the pool is emptied first, then the request fails with a `WebGPUError`
+   * `out-of-memory` instead of the device's own out-of-memory error. Set it below the GPU's
+   * memory to have the pool drained instead of the device running out.
+   */
+  readonly maxPoolBytes?: number;
   /** Adapter preference passed to `requestAdapter` (default `high-performance`). */
   readonly powerPreference?: 'high-performance' | 'low-power';
   /** Imports a module by name (default: dynamic `import`); tests inject a failing one. */
@@ -78,8 +90,9 @@ interface GpuDeviceLike {
   popErrorScope(): Promise<GpuErrorLike | null>;
   addEventListener(
     type: 'uncapturederror',
-    listener: (event: { error: GpuErrorLike }) => void,
+    listener: (event: { error: GpuErrorLike; preventDefault?(): void }) => void,
   ): void;
+  readonly lost?: Promise<{ readonly reason?: string; readonly message?: string }>;
   createBindGroup(descriptor: BindGroupDescriptorLike): unknown;
   readonly queue: { onSubmittedWorkDone(): Promise<void> };
 }
@@ -120,29 +133,6 @@ interface WebGPUBackendModule {
 const INSTALL_HINT =
   'install a Vulkan driver and the loader: on a GPU machine the vendor driver (NVIDIA: its Vulkan ICD, usually /usr/share/vulkan/icd.d/nvidia_icd.json or /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; point VK_DRIVER_FILES at it if Vulkan does not find it) plus libvulkan1; for software Vulkan (tests only) Mesa lavapipe from bookworm-backports: `apt-get install -t bookworm-backports mesa-vulkan-drivers libvulkan1` (.ci/setup-vulkan.sh does this)';
 
-/** No usable WebGPU adapter (or the `webgpu` package is missing): `BACKEND_UNAVAILABLE`. */
-export class WebGPUUnavailableError extends AgentRLError {
-  constructor(message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
-    super('BACKEND_UNAVAILABLE', message, options);
-  }
-}
-
-/** Kinds of GPU failure turned into {@link WebGPUError}. */
-export type WebGPUErrorKind = 'validation' | 'out-of-memory' | 'internal' | 'binding-limit';
-
-/** A GPU validation / out-of-memory / binding-limit failure: `BACKEND_FAILURE`. */
-export class WebGPUError extends AgentRLError {
-  readonly kind: WebGPUErrorKind;
-  constructor(
-    kind: WebGPUErrorKind,
-    message: string,
-    options?: { cause?: unknown; details?: Record<string, unknown> },
-  ) {
-    super('BACKEND_FAILURE', message, { ...options, details: { kind, ...options?.details } });
-    this.kind = kind;
-  }
-}
-
 function kindOf(error: GpuErrorLike): WebGPUErrorKind {
   const name = error.constructor.name;
   if (name === 'GPUOutOfMemoryError') return 'out-of-memory';
@@ -150,15 +140,19 @@ function kindOf(error: GpuErrorLike): WebGPUErrorKind {
   return 'validation';
 }
 
-function gpuError(error: GpuErrorLike, during: string): WebGPUError {
+function gpuError(error: GpuErrorLike, during: string, suppressed = 0): WebGPUError {
   const kind = kindOf(error);
   const first = error.message.split('\n')[0] ?? error.message;
   const fix =
     kind === 'out-of-memory'
-      ? 'use a smaller batch or model, or free tensors (tf.dispose) between steps'
+      ? 'lower microBatchSize in trainStep/sftStep, generate for fewer prompts per call or fewer maxNewTokens, use a smaller model, or free tensors (tf.dispose) between steps; webgpu.maxPoolBytes below the GPU memory drains the buffer pool before the device runs out'
       : 'a tensor may exceed maxStorageBufferBindingSize (split it by rows) or a kernel is invalid';
-  return new WebGPUError(kind, `GPU ${kind} error during ${during}: ${first}; ${fix}`, {
-    details: { gpuMessage: error.message },
+  const more =
+    suppressed > 0
+      ? ` (${suppressed} later GPU errors, most likely its consequences, not shown)`
+      : '';
+  return new WebGPUError(kind, `GPU ${kind} error during ${during}: ${first}; ${fix}${more}`, {
+    details: { gpuMessage: error.message, suppressed },
   });
 }
 
@@ -217,7 +211,13 @@ interface WebGPUState {
   readonly device: GpuDeviceLike;
   /** Current cap on one binding (bytes). */
   bindingLimit: number;
+  /** Current cap on the buffer pool (bytes), if any. */
+  poolLimit: number | undefined;
+  /** The first GPU error no scope captured since the last report (later ones are counted). */
   readonly uncaptured: GpuErrorLike[];
+  suppressed: number;
+  /** Why the device was lost, once it was (never cleared: a lost device stays lost). */
+  lost?: { readonly reason: string; readonly message: string };
 }
 
 let state: WebGPUState | undefined;
@@ -287,6 +287,18 @@ function checkBindGroup(descriptor: BindGroupDescriptorLike): void {
   }
 }
 
+function poolLimitOf(requested: number | undefined): number | undefined {
+  if (requested === undefined) return undefined;
+  if (!Number.isFinite(requested) || requested <= 0) {
+    throw new WebGPUError(
+      'validation',
+      `webgpu.maxPoolBytes is ${requested}; use a positive number of bytes (or leave it out for no cap)`,
+      { details: { field: 'webgpu.maxPoolBytes', value: requested } },
+    );
+  }
+  return requested;
+}
+
 function clampLimit(requested: number | undefined, adapterLimit: number): number {
   if (requested === undefined) return adapterLimit;
   if (!Number.isFinite(requested) || requested <= 0) {
@@ -316,6 +328,7 @@ export async function initWebGPU(
       options.maxBindingBytes,
       state.summary.maxStorageBufferBindingSize,
     );
+    state.poolLimit = poolLimitOf(options.maxPoolBytes);
     if (options.requireHardware === true && state.summary.software) {
       throw new WebGPUUnavailableError(
         `the WebGPU adapter is software (${state.summary.device}); automatic selection uses only a GPU`,
@@ -357,8 +370,18 @@ export async function initWebGPU(
   );
   const device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
   const uncaptured: GpuErrorLike[] = [];
+  // Dawn's Node binding prints every uncaptured error unless the event is cancelled, and after an
+  // out-of-memory error every later use of the failed buffer raises another (hundreds of lines
+  // per step): keep the first for the typed error, count the rest, print none.
   device.addEventListener('uncapturederror', (event) => {
-    uncaptured.push(event.error);
+    event.preventDefault?.();
+    if (uncaptured.length === 0) uncaptured.push(event.error);
+    else if (state !== undefined) state.suppressed += 1;
+  });
+  void device.lost?.then((info) => {
+    if (state !== undefined && info.reason !== 'destroyed') {
+      state.lost = { reason: info.reason ?? 'unknown', message: info.message ?? '' };
+    }
   });
   // Bindings over the limit fail silently in tfjs; refuse them synchronously, on the op call.
   const createBindGroup = device.createBindGroup.bind(device);
@@ -393,6 +416,7 @@ export async function initWebGPU(
     'webgpu',
     () => {
       const backend = new backendModule.WebGPUBackend(device as never, info as never);
+      capBufferPool(backend, () => state?.poolLimit);
       return guardReads(backend);
     },
     3,
@@ -401,7 +425,9 @@ export async function initWebGPU(
     summary,
     device,
     bindingLimit: clampLimit(options.maxBindingBytes, summary.maxStorageBufferBindingSize),
+    poolLimit: poolLimitOf(options.maxPoolBytes),
     uncaptured,
+    suppressed: 0,
   };
   options.logger?.info?.(
     `webgpu adapter: ${summary.vendor} ${summary.device} (${summary.driver})${summary.software ? ' [software]' : ''}`,
@@ -445,10 +471,20 @@ function guardReads(backend: tf.KernelBackend): tf.KernelBackend {
 /** Throws the first GPU error reported since the last call (uncaptured by any scope), if any. */
 export function throwPendingGpuErrors(during: string): void {
   const s = state;
-  if (s === undefined || s.uncaptured.length === 0) return;
+  if (s === undefined) return;
+  if (s.lost !== undefined) {
+    throw new WebGPUError(
+      'device-lost',
+      `the GPU device was lost (${s.lost.reason}${s.lost.message ? `: ${s.lost.message}` : ''}) during ${during}; restart the process (a lost device does not come back), and if it was out of memory, use a smaller batch or model`,
+      { details: { reason: s.lost.reason, gpuMessage: s.lost.message } },
+    );
+  }
+  if (s.uncaptured.length === 0) return;
   const first = s.uncaptured[0] as GpuErrorLike;
+  const suppressed = s.suppressed;
   s.uncaptured.length = 0;
-  throw gpuError(first, during);
+  s.suppressed = 0;
+  throw gpuError(first, during, suppressed);
 }
 
 /**
@@ -480,6 +516,7 @@ export async function withGpuErrorScope<T>(during: string, fn: () => T | Promise
     const error = oom ?? validation;
     if (error !== null) {
       s.uncaptured.length = 0;
+      s.suppressed = 0;
       // biome-ignore lint/correctness/noUnsafeFinally: the GPU error is the real cause of any failure.
       throw gpuError(error, during);
     }

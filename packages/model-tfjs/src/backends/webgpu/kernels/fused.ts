@@ -5,7 +5,7 @@
  * ops on every other backend (the reference the parity tests compare against).
  */
 import * as tf from '@tensorflow/tfjs';
-import { webgpuSwitches } from '../../switches.ts';
+import { type FusedKernelName, webgpuSwitches } from '../../switches.ts';
 import {
   elementwiseProgram,
   type ProgramKernel,
@@ -394,11 +394,11 @@ export function registerFusedKernels(): void {
 const onWebGPU = (): boolean => tf.getBackend() === 'webgpu';
 
 /**
- * Whether the decoder (decoder/ops.ts) uses the fused kernels now: webgpu, set up with
+ * Whether the fused kernel `name` is used now: webgpu, set up with that kernel of
  * `webgpu.fusedKernels` on (the default; off compares with tfjs's own kernels).
  */
-export function fusedKernelsActive(): boolean {
-  return onWebGPU() && webgpuSwitches().fusedKernels;
+export function fusedKernelsActive(name: FusedKernelName): boolean {
+  return onWebGPU() && webgpuSwitches().fusedKernels[name];
 }
 
 function run(

@@ -234,12 +234,9 @@ export function registerSamplingKernel(): void {
 /** Vocabularies up to this size keep exact token ids in the kernel's float32 output. */
 export const MAX_GPU_SAMPLING_VOCAB = 1 << 24;
 
-/**
- * Whether the webgpu backend was set up with GPU sampling on (`webgpu.gpuSampling`, default on;
- * it runs only where the fused kernels are active).
- */
+/** Whether webgpu is active and was set up with GPU sampling on (`webgpu.gpuSampling`, default on). */
 export function gpuSamplingEnabled(): boolean {
-  return webgpuSwitches().gpuSampling;
+  return tf.getBackend() === 'webgpu' && webgpuSwitches().gpuSampling;
 }
 
 /**

@@ -1,0 +1,32 @@
+/**
+ * The typed errors of the webgpu backend (set-up in `setup.ts`, buffer pool in `memory.ts`).
+ */
+import { AgentRLError } from '@agentrl/core';
+
+/** No usable WebGPU adapter (or the `webgpu` package is missing): `BACKEND_UNAVAILABLE`. */
+export class WebGPUUnavailableError extends AgentRLError {
+  constructor(message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super('BACKEND_UNAVAILABLE', message, options);
+  }
+}
+
+/** Kinds of GPU failure turned into {@link WebGPUError}. */
+export type WebGPUErrorKind =
+  | 'validation'
+  | 'out-of-memory'
+  | 'internal'
+  | 'binding-limit'
+  | 'device-lost';
+
+/** A GPU validation / out-of-memory / binding-limit / device-lost failure: `BACKEND_FAILURE`. */
+export class WebGPUError extends AgentRLError {
+  readonly kind: WebGPUErrorKind;
+  constructor(
+    kind: WebGPUErrorKind,
+    message: string,
+    options?: { cause?: unknown; details?: Record<string, unknown> },
+  ) {
+    super('BACKEND_FAILURE', message, { ...options, details: { kind, ...options?.details } });
+    this.kind = kind;
+  }
+}
