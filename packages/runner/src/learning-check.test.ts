@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDoorsEnv, DOORS_WORDS, doorsParser, doorsPrompt } from '@agentrl/core/test';
 import { buildWordVocabulary, createCausalLM, HFTokenizer } from '@agentrl/model-tfjs';
+import { TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
 import { describe, expect, it } from 'vitest';
 import { createEstimator, type EstimatorName } from './estimators.ts';
 import type { Metrics } from './metrics.ts';
-import { TfjsTrainablePolicy } from './tfjs-policy.ts';
 import { Trainer } from './trainer.ts';
 
 const ROOMS = 2;
