@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { probeWebGPUAdapter } from '@agentrl/model-tfjs';
 import { describe, expect, it } from 'vitest';
+import { kernelProfile, type TimedDispatch } from './gpu-metrics.ts';
 import { type BenchReport, computeRatios, renderTable } from './report.ts';
 import { microBatchSize, workloads, workloadTokens } from './shapes.ts';
 import { median, type TfjsResult } from './tfjs-side.ts';
@@ -42,6 +43,7 @@ function runTiny(sides: string[]): BenchReport {
         PYTHON,
         '--sides',
         sides.join(','),
+        ...(sides.includes('tfjs') ? ['--ab-fused', 'rmsNorm'] : []),
         '--json',
         json,
       ],
@@ -149,6 +151,41 @@ describe('the report', () => {
   });
 });
 
+describe('the kernel profile', () => {
+  it('groups dispatches by kernel, shapes and transpose flags, with matmul FLOPs and shares', () => {
+    const mm = (transposeB: boolean, ms: number): TimedDispatch => ({
+      kernel: 'BatchMatMul',
+      program: 'MatMulPackedProgram',
+      transposeA: false,
+      transposeB,
+      inputShapes: [[1, 8, 32], transposeB ? [1, 16, 32] : [1, 32, 16]],
+      outputShape: [1, 8, 16],
+      ms,
+    });
+    const norm: TimedDispatch = {
+      kernel: 'AgentrlRmsNorm',
+      program: 'agentrl_rmsnorm',
+      inputShapes: [[8, 32], [32]],
+      outputShape: [8, 32],
+      ms: 1,
+    };
+    const p = kernelProfile([mm(false, 2), mm(false, 2), mm(true, 3), norm, undefined], 10);
+    expect(p).toMatchObject({ timed: 5, attributed: 4, kernelMs: 8 });
+    expect(p.entries.map((e) => [e.shapes, e.count, e.totalMs])).toEqual([
+      ['[1,8,32]·[1,32,16]', 2, 4],
+      ['[1,8,32]·[1,16,32]ᵀ', 1, 3],
+      ['[8,32] [32] → [8,32]', 1, 1],
+    ]);
+    const first = p.entries[0];
+    expect(first?.flops).toBe(2 * 8 * 16 * 32);
+    expect(first?.gflopsPerSecond).toBeCloseTo((2 * 2 * 8 * 16 * 32) / 0.004 / 1e9);
+    expect(first?.kernelShare).toBe(0.5);
+    expect(first?.stepShare).toBe(0.4);
+    expect(p.entries[2]?.flops).toBeUndefined();
+    expect(p.entries[2]?.bytes).toBe(4 * (256 + 32 + 256));
+  });
+});
+
 describe('a tiny run of the benchmark', () => {
   it.skipIf(adapter === undefined)(
     'measures every workload on the webgpu backend (and beside PyTorch when it is installed)',
@@ -165,8 +202,19 @@ describe('a tiny run of the benchmark', () => {
         expect(t.hostFraction).toBeGreaterThan(0);
         expect(t.hostFraction).toBeLessThanOrEqual(1);
         expect(t.peakInUseBytes).toBeGreaterThan(0);
-        if (adapter?.features.includes('timestamp-query')) expect(t.kernelMs).toBeGreaterThan(0);
-        else expect(t.kernelTimeNote).toContain('timestamp-query');
+        if (adapter?.features.includes('timestamp-query')) {
+          expect(t.kernelMs).toBeGreaterThan(0);
+          // The profile is complete: every timed dispatch attributed to a kernel and shapes,
+          // and the groups add up to the kernel time (the times themselves mean nothing here).
+          const p = t.profile;
+          if (p === undefined) throw new Error(`${w.workload.name}: no kernel profile`);
+          expect(p.timed).toBe(Number(t.kernelTimeNote?.split(' ')[0]));
+          expect(p.attributed).toBe(p.timed);
+          expect(p.entries.reduce((a, e) => a + e.count, 0)).toBe(p.timed);
+          const summed = p.entries.reduce((a, e) => a + e.totalMs, 0);
+          expect(Math.abs(summed - (t.kernelMs ?? 0))).toBeLessThan(1e-6 * Math.max(1, summed));
+          expect(p.entries.some((e) => e.gflopsPerSecond !== undefined)).toBe(true);
+        } else expect(t.kernelTimeNote).toContain('timestamp-query');
         if (hasTorch) expect(w.ratio).toBeGreaterThan(0);
         const p = w.torch;
         if (hasTorch && p !== undefined && !('error' in p) && t.microBatchSize !== undefined)
@@ -177,6 +225,15 @@ describe('a tiny run of the benchmark', () => {
       if (lora === undefined || 'error' in lora || train === undefined || 'error' in train)
         throw new Error('missing train or LoRA result');
       expect(lora.trainableParameters).toBeLessThan(train.trainableParameters);
+      // The A/B pass ran every workload again with the named fused kernel off.
+      const ab = report.abFused?.[0];
+      expect(ab?.off).toBe('rmsNorm');
+      for (const w of report.workloads) {
+        const x = ab?.results[w.workload.name];
+        if (x === undefined || 'error' in x)
+          throw new Error(`${w.workload.name}: ${JSON.stringify(x)}`);
+        expect(x.ms).toBeGreaterThan(0);
+      }
     },
   );
 

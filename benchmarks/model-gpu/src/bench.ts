@@ -7,6 +7,7 @@
  *   node --conditions=@agentrl/source src/bench.ts [--shapes full|tiny] [--python python3]
  *     [--sides tfjs,torch] [--only name,...] [--repeats n] [--json out.json]
  *     [--torch-device auto|cuda|cpu] [--no-kernel-time] [--exact-init] [--micro-batch n]
+ *     [--fused-off all|NAME,...] [--ab-fused all|NAME,...]
  *
  * From a pack (scripts/pack.sh): `gpu-run/bench.sh --shapes full --json results.json`.
  */
@@ -17,14 +18,19 @@ import { fileURLToPath } from 'node:url';
 import {
   adapterName,
   backendInfo,
+  FUSED_KERNEL_NAMES,
+  type FusedKernelsOption,
   selectBackend,
   webgpuAdapter,
   webgpuBindingLimit,
 } from '@agentrl/model-tfjs';
 import {
+  type AbRun,
   type BenchReport,
   computeRatios,
+  renderAb,
   renderPrecisions,
+  renderProfiles,
   renderTable,
   TorchOutput,
 } from './report.ts';
@@ -53,6 +59,25 @@ const jsonOut = arg('json', '');
 const torchDevice = arg('torch-device', 'auto');
 const kernelTiming = !argv.includes('--no-kernel-time');
 const init = argv.includes('--exact-init') ? 'exact' : 'tiled';
+
+/** `all` or a comma list of fused kernel names (exits 2 naming the valid ones otherwise). */
+function fusedNames(flag: string): string[] {
+  const value = arg(flag, '');
+  if (value === '') return [];
+  const names = value === 'all' ? [...FUSED_KERNEL_NAMES] : value.split(',');
+  const unknown = names.filter((n) => !(FUSED_KERNEL_NAMES as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    say(
+      `--${flag}: unknown fused kernel ${unknown.join(', ')}; names: all, ${FUSED_KERNEL_NAMES.join(', ')}`,
+    );
+    process.exit(2);
+  }
+  return names;
+}
+const fusedOff = fusedNames('fused-off');
+const abFused = fusedNames('ab-fused');
+const offOption = (names: readonly string[]): FusedKernelsOption | undefined =>
+  names.length === 0 ? undefined : Object.fromEntries(names.map((n) => [n, false]));
 
 const microBatchArg = arg('micro-batch', '');
 if (
@@ -143,6 +168,7 @@ const report: BenchReport = {
   ...(gpuInfo === undefined ? {} : { gpu: gpuInfo }),
   ...(webgpuInfo === undefined ? {} : { webgpu: webgpuInfo }),
   workloads: selected.map((workload) => ({ workload })),
+  ...(fusedOff.length === 0 ? {} : { fusedOff }),
   notes,
 };
 const save = () => {
@@ -203,6 +229,7 @@ if (sides.has('torch') && !torchSkipped) {
 }
 
 // ---- tfjs-webgpu ---------------------------------------------------------------------------
+const mainFused = offOption(fusedOff);
 if (tfjsReady) {
   await runTfjsWorkloads(
     selected,
@@ -210,6 +237,7 @@ if (tfjsReady) {
       repeats,
       kernelTiming,
       init,
+      ...(mainFused === undefined ? {} : { fusedKernels: mainFused }),
       progress: say,
       logger: { info: (m: string) => say(`[model-tfjs] ${m}`), warn: (m: string) => say(m) },
     },
@@ -220,6 +248,32 @@ if (tfjsReady) {
       save();
     },
   );
+}
+
+// ---- A/B: each named fused kernel off in turn (the others as in the main run) ---------------
+if (tfjsReady && abFused.length > 0) {
+  report.abFused = [];
+  for (const off of abFused) {
+    const run: AbRun = { off, results: {} };
+    report.abFused.push(run);
+    await runTfjsWorkloads(
+      selected,
+      {
+        repeats,
+        kernelTiming: false,
+        init,
+        fusedKernels: offOption([...new Set([...fusedOff, off])]) ?? {},
+        progress: (line) => say(`[${off} off] ${line}`),
+      },
+      (w, result) => {
+        run.results[w.name] =
+          'error' in result
+            ? result
+            : { ms: result.ms, kernelMs: result.kernelMs, peakPoolBytes: result.peakPoolBytes };
+        save();
+      },
+    );
+  }
 }
 
 report.finishedAt = new Date().toISOString();
@@ -234,6 +288,8 @@ process.stdout.write(
     '',
     renderTable(report),
     ...renderPrecisions(report),
+    ...renderProfiles(report),
+    ...renderAb(report),
     ...report.notes.map((n) => `note: ${n}`),
     '',
   ].join('\n'),
@@ -241,6 +297,7 @@ process.stdout.write(
 // Exit 1 when a requested side could not run or any workload failed (the table says which).
 const failed =
   (sides.has('tfjs') && !tfjsReady) ||
+  (report.abFused ?? []).some((r) => Object.values(r.results).some((x) => 'error' in x)) ||
   (torch !== undefined && 'error' in torch) ||
   report.workloads.some(
     (w) =>

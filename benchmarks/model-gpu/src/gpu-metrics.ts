@@ -4,6 +4,7 @@
  * releasing the buffer pool between workloads. These use backend internals the model package
  * does not wrap; every access is checked, so a tfjs upgrade that renames them fails loudly here.
  */
+import { releaseWebGPUFreeBuffers } from '@agentrl/model-tfjs';
 import * as tf from '@tensorflow/tfjs';
 
 interface PooledBuffer {
@@ -68,10 +69,103 @@ export async function syncGpu(): Promise<void> {
   await b.queue.onSubmittedWorkDone();
 }
 
+/** One timed dispatch: what ran, on what shapes, and for how long. */
+export interface TimedDispatch {
+  /** The tfjs kernel that dispatched it (`BatchMatMul`, `AgentrlAttention`, ...), or the program. */
+  readonly kernel: string;
+  /** The program: tfjs's class name (`MatMulPackedProgram`) or our shader key (`agentrl_...`). */
+  readonly program: string;
+  /** Matmuls: the transpose flags of the call. */
+  readonly transposeA?: boolean;
+  readonly transposeB?: boolean;
+  readonly inputShapes: readonly (readonly number[])[];
+  readonly outputShape: readonly number[];
+  readonly ms: number;
+}
+
 /** Kernel time of a call, or why there is none. */
 export type KernelTime =
-  | { readonly kernelMs: number; readonly kernels: number }
+  | {
+      readonly kernelMs: number;
+      readonly kernels: number;
+      /** Every timed dispatch, in order; `undefined` where one could not be attributed. */
+      readonly dispatches: readonly (TimedDispatch | undefined)[];
+    }
   | { readonly kernelMs: null; readonly reason: string };
+
+interface KernelCall {
+  readonly kernelName?: string;
+  readonly attrs?: Record<string, unknown>;
+}
+
+interface ProgramLike {
+  readonly shaderKey: string;
+  readonly constructor: { readonly name: string };
+}
+
+/**
+ * While `fn` runs, records for each dispatch the tfjs kernel being run (the innermost registered
+ * kernel call) and the program's name and shapes, keyed by the index its timer entry gets.
+ */
+async function attributeDispatches(
+  timers: TimerList,
+  fn: () => Promise<unknown>,
+): Promise<Map<number, Omit<TimedDispatch, 'ms'>>> {
+  const backend = tf.backend() as unknown as {
+    runWebGPUProgram: (
+      program: ProgramLike,
+      inputs: tf.TensorInfo[],
+      ...rest: unknown[]
+    ) => tf.TensorInfo;
+  };
+  const engine = tf.engine() as unknown as { runKernelFunc: (params: KernelCall) => unknown };
+  const ownRun = Object.hasOwn(backend, 'runWebGPUProgram');
+  const ownKernel = Object.hasOwn(engine, 'runKernelFunc');
+  const run = backend.runWebGPUProgram;
+  const kernelFunc = engine.runKernelFunc;
+  const stack: KernelCall[] = [];
+  const found = new Map<number, Omit<TimedDispatch, 'ms'>>();
+  engine.runKernelFunc = (params: KernelCall) => {
+    stack.push(params);
+    try {
+      return kernelFunc.call(engine, params);
+    } finally {
+      stack.pop();
+    }
+  };
+  backend.runWebGPUProgram = (program, inputs, ...rest) => {
+    // The program's own key, before tfjs extends it with ranks and types.
+    const key = program.shaderKey;
+    const at = timers.length;
+    const out = run.call(backend, program, inputs, ...rest);
+    if (timers.length === at + 1) {
+      const call = [...stack].reverse().find((c) => c.kernelName !== undefined);
+      const className = program.constructor.name;
+      const name = className !== 'Object' ? className : key;
+      const attrs = call?.attrs ?? {};
+      const matmul = typeof attrs.transposeA === 'boolean';
+      found.set(at, {
+        kernel: call?.kernelName ?? name,
+        program: name,
+        ...(matmul
+          ? { transposeA: attrs.transposeA as boolean, transposeB: attrs.transposeB as boolean }
+          : {}),
+        inputShapes: inputs.map((t) => [...t.shape]),
+        outputShape: [...(out as tf.TensorInfo).shape],
+      });
+    }
+    return out;
+  };
+  try {
+    await fn();
+  } finally {
+    if (ownRun) backend.runWebGPUProgram = run;
+    else delete (backend as { runWebGPUProgram?: unknown }).runWebGPUProgram;
+    if (ownKernel) engine.runKernelFunc = kernelFunc;
+    else delete (engine as { runKernelFunc?: unknown }).runKernelFunc;
+  }
+  return found;
+}
 
 function flatten(list: TimerList, out: TimerEntry[] = []): TimerEntry[] {
   for (const item of list) {
@@ -100,15 +194,123 @@ export async function kernelTime(fn: () => Promise<unknown>): Promise<KernelTime
   }
   const timers: TimerList = [];
   b.activeTimers = timers;
+  let found: Map<number, Omit<TimedDispatch, 'ms'>>;
   try {
-    await fn();
-    await syncGpu();
+    found = await attributeDispatches(timers, async () => {
+      await fn();
+      await syncGpu();
+    });
   } finally {
     b.activeTimers = undefined;
   }
+  // Each dispatch pushed one entry at the top level (nested lists come from tf.time, not used).
   const entries = flatten(timers);
   const times = await Promise.all(entries.map((e) => e.query));
-  return { kernelMs: times.reduce((a, t) => a + t, 0), kernels: entries.length };
+  const dispatches = timers.map((item, i) => {
+    const meta = found.get(i);
+    return meta === undefined || Array.isArray(item)
+      ? undefined
+      : { ...meta, ms: times[i] as number };
+  });
+  return { kernelMs: times.reduce((a, t) => a + t, 0), kernels: entries.length, dispatches };
+}
+
+// ---- per-kernel profile ----------------------------------------------------------------------
+
+/** The dispatches of one kernel on one set of shapes (matmuls: and transpose flags), summed. */
+export interface KernelProfileEntry {
+  readonly kernel: string;
+  readonly program: string;
+  /** `A·B` shapes (matmuls with `ᵀ` on a transposed operand), else inputs → output. */
+  readonly shapes: string;
+  readonly count: number;
+  readonly totalMs: number;
+  /** Share of the summed kernel time of the step. */
+  readonly kernelShare: number;
+  /** Share of the step's (uninstrumented) wall time. */
+  readonly stepShare: number;
+  /** Matmuls: 2·M·N·K per dispatch, and the rate achieved. */
+  readonly flops?: number;
+  readonly gflopsPerSecond?: number;
+  /** Bytes of the inputs and the output (each read or written once), and the rate achieved. */
+  readonly bytes: number;
+  readonly gbPerSecond: number;
+}
+
+/** The per-kernel breakdown of one timed step, and how complete it is. */
+export interface KernelProfile {
+  /** Dispatches with a timestamp query. */
+  readonly timed: number;
+  /** Of those, dispatches attributed to a kernel and shapes (all of them when complete). */
+  readonly attributed: number;
+  readonly kernelMs: number;
+  /** Every group, most GPU time first. */
+  readonly entries: readonly KernelProfileEntry[];
+}
+
+const size = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
+
+/** Floating-point operations of a matmul dispatch: 2 · output size · inner dimension. */
+function matmulFlops(d: TimedDispatch): number | undefined {
+  if (d.transposeA === undefined || !d.program.startsWith('MatMul')) return undefined;
+  const a = d.inputShapes[0];
+  if (a === undefined || a.length < 2) return undefined;
+  const inner = d.transposeA ? a[a.length - 2] : a[a.length - 1];
+  return 2 * size(d.outputShape) * (inner as number);
+}
+
+function shapesOf(d: TimedDispatch): string {
+  const s = (shape: readonly number[]) => `[${shape.join(',')}]`;
+  if (d.transposeA !== undefined && d.inputShapes.length >= 2) {
+    const [a, b] = d.inputShapes as [number[], number[]];
+    return `${s(a)}${d.transposeA ? 'ᵀ' : ''}·${s(b)}${d.transposeB ? 'ᵀ' : ''}`;
+  }
+  return `${d.inputShapes.map(s).join(' ')} → ${s(d.outputShape)}`;
+}
+
+/** Groups a step's timed dispatches by kernel, program, shapes and flags; `stepMs`: its wall time. */
+export function kernelProfile(
+  dispatches: readonly (TimedDispatch | undefined)[],
+  stepMs: number,
+): KernelProfile {
+  const groups = new Map<string, { first: TimedDispatch; count: number; ms: number }>();
+  let kernelMs = 0;
+  let attributed = 0;
+  for (const d of dispatches) {
+    if (d === undefined) continue;
+    attributed += 1;
+    kernelMs += d.ms;
+    const key = `${d.kernel}|${d.program}|${shapesOf(d)}`;
+    const g = groups.get(key);
+    if (g === undefined) groups.set(key, { first: d, count: 1, ms: d.ms });
+    else {
+      g.count += 1;
+      g.ms += d.ms;
+    }
+  }
+  const entries = [...groups.values()]
+    .map(({ first, count, ms }): KernelProfileEntry => {
+      const flops = matmulFlops(first);
+      const bytes =
+        4 * (first.inputShapes.reduce((a, shape) => a + size(shape), 0) + size(first.outputShape));
+      const seconds = ms / 1000;
+      return {
+        kernel: first.kernel,
+        program: first.program,
+        shapes: shapesOf(first),
+        count,
+        totalMs: ms,
+        kernelShare: kernelMs > 0 ? ms / kernelMs : 0,
+        stepShare: stepMs > 0 ? ms / stepMs : 0,
+        ...(flops === undefined
+          ? {}
+          : { flops, gflopsPerSecond: seconds > 0 ? (flops * count) / seconds / 1e9 : 0 }),
+        bytes,
+        gbPerSecond: seconds > 0 ? (bytes * count) / seconds / 1e9 : 0,
+      };
+    })
+    .sort((x, y) => y.totalMs - x.totalMs);
+  return { timed: dispatches.length, attributed, kernelMs, entries };
 }
 
 // ---- buffer bytes ----------------------------------------------------------------------------
@@ -157,16 +359,6 @@ export function peakBytes(): { inUse: number; pool: number } {
 
 /** Destroys the buffers tfjs keeps in its free pool (between workloads); returns bytes freed. */
 export function releaseFreeBuffers(): number {
-  const bm = webgpuBackend().bufferManager;
-  let freed = 0;
-  for (const list of bm.freeBuffers.values()) {
-    for (const buffer of list) {
-      buffer.destroy();
-      freed += buffer.size;
-    }
-    bm.numFreeBuffers -= list.length;
-    list.length = 0;
-  }
-  bm.numBytesAllocated -= freed;
-  return freed;
+  webgpuBackend();
+  return releaseWebGPUFreeBuffers();
 }

@@ -54,7 +54,20 @@ export interface BenchReport {
   webgpu?: unknown;
   torch?: Omit<TorchOutput, 'results'> | Failed;
   readonly workloads: WorkloadReport[];
+  /** The fused kernels turned off in the main run (`--fused-off`). */
+  fusedOff?: readonly string[];
+  /** `--ab-fused`: the tfjs side again with one fused kernel off at a time. */
+  abFused?: AbRun[];
   readonly notes: string[];
+}
+
+/** One A/B pass: the workloads with fused kernel `off` turned off (the rest as in the main run). */
+export interface AbRun {
+  readonly off: string;
+  readonly results: Record<
+    string,
+    { ms: number; kernelMs: number | null; peakPoolBytes: number } | Failed
+  >;
 }
 
 const isFailed = (x: object | undefined): x is Failed => x !== undefined && 'error' in x;
@@ -125,4 +138,56 @@ export function renderPrecisions(report: BenchReport): string[] {
     if (parts.length > 1) out.push(`${w.workload.name}: torch ${parts.join(', ')}`);
   }
   return out;
+}
+
+/** The top `n` kernels of each workload's profile, as markdown tables (one per workload). */
+export function renderProfiles(report: BenchReport, n = 15): string[] {
+  const out: string[] = [];
+  for (const w of report.workloads) {
+    const t = w.tfjs;
+    if (t === undefined || isFailed(t) || t.profile === undefined) continue;
+    const p = t.profile;
+    out.push(
+      '',
+      `${w.workload.name}: top ${Math.min(n, p.entries.length)} of ${p.entries.length} kernel groups, ${p.attributed} of ${p.timed} timed dispatches attributed, ${p.kernelMs.toFixed(2)} ms of kernels in a ${t.ms.toFixed(1)} ms step`,
+      '',
+      '| kernel | program | shapes | count | GPU ms | % of kernels | % of step | GFLOP/s | GB/s |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
+    for (const e of p.entries.slice(0, n)) {
+      out.push(
+        `| ${e.kernel} | ${e.program} | ${e.shapes} | ${e.count} | ${e.totalMs.toFixed(3)} | ${(100 * e.kernelShare).toFixed(1)} | ${(100 * e.stepShare).toFixed(1)} | ${e.gflopsPerSecond === undefined ? '–' : e.gflopsPerSecond.toFixed(1)} | ${e.gbPerSecond.toFixed(2)} |`,
+      );
+    }
+  }
+  return out;
+}
+
+/** The A/B passes: each workload's step time with one fused kernel off, against all on. */
+export function renderAb(report: BenchReport): string[] {
+  const runs = report.abFused ?? [];
+  if (runs.length === 0) return [];
+  const lines = [
+    '',
+    `A/B of the fused kernels: step ms (÷ main run) with one kernel off${report.fusedOff?.length ? ` (main run: ${report.fusedOff.join(', ')} off)` : ''}`,
+    '',
+    `| workload | main run | ${runs.map((r) => `${r.off} off`).join(' | ')} |`,
+    `| --- | --- | ${runs.map(() => '---').join(' | ')} |`,
+  ];
+  for (const w of report.workloads) {
+    const t = w.tfjs;
+    const base = t === undefined || isFailed(t) ? undefined : t.ms;
+    const cells = runs.map((r) => {
+      const x = r.results[w.workload.name];
+      if (x === undefined) return '–';
+      if (isFailed(x)) return `failed: ${x.error.slice(0, 40)}`;
+      return base === undefined
+        ? x.ms.toFixed(1)
+        : `${x.ms.toFixed(1)} (${(x.ms / base).toFixed(2)})`;
+    });
+    lines.push(
+      `| ${w.workload.name} | ${base === undefined ? '–' : base.toFixed(1)} | ${cells.join(' | ')} |`,
+    );
+  }
+  return lines;
 }

@@ -8,11 +8,15 @@ import {
   type CausalLM,
   countWebGPUDispatches,
   createCausalLM,
+  type FusedKernelsOption,
   type ModelLogger,
+  selectBackend,
   webgpuBindingLimit,
 } from '@agentrl/model-tfjs';
 import * as tf from '@tensorflow/tfjs';
 import {
+  type KernelProfile,
+  kernelProfile,
   kernelTime,
   peakBytes,
   releaseFreeBuffers,
@@ -46,6 +50,8 @@ export interface TfjsResult {
   readonly kernelTimeNote?: string;
   /** kernelMs / ms: the share of the step the GPU spends in kernels. */
   readonly busyFraction: number | null;
+  /** The timed run's dispatches grouped by kernel, shapes and flags (with kernel time only). */
+  readonly profile?: KernelProfile;
   readonly peakInUseBytes: number;
   readonly peakPoolBytes: number;
   readonly microBatchSize?: number;
@@ -62,6 +68,8 @@ export interface TfjsOptions {
   /** `tiled` (default): fast tiled random weights; `exact`: `createCausalLM`'s own draw. */
   readonly init?: 'tiled' | 'exact';
   readonly logger?: ModelLogger;
+  /** The webgpu set-up's fused-kernel switches (default: all on). */
+  readonly fusedKernels?: FusedKernelsOption;
   /** Progress lines (stderr in the CLI). */
   readonly progress?: (line: string) => void;
 }
@@ -202,6 +210,13 @@ export async function runTfjsWorkloads(
         };
         created = performance.now() - t0;
       }
+      // Creating a model sets the backend up with the default switches: state this run's again.
+      await selectBackend({
+        backend: 'webgpu',
+        ...(options.fusedKernels === undefined
+          ? {}
+          : { webgpu: { fusedKernels: options.fusedKernels } }),
+      });
       const model = current.model;
       const { step, dispose, microBatchSize: mb } = stepOf(w, model, createRng(`${w.name}`));
       try {
@@ -221,7 +236,7 @@ export async function runTfjsWorkloads(
           if (i === 0) hostFraction = hostMs / (times[0] as number);
         }
         const ms = median(times);
-        let kernel: { kernelMs: number | null; note?: string } = {
+        let kernel: { kernelMs: number | null; note?: string; profile?: KernelProfile } = {
           kernelMs: null,
           note: 'not measured (--no-kernel-time)',
         };
@@ -231,7 +246,11 @@ export async function runTfjsWorkloads(
           kernel =
             k.kernelMs === null
               ? { kernelMs: null, note: k.reason }
-              : { kernelMs: k.kernelMs, note: `${k.kernels} timed kernels` };
+              : {
+                  kernelMs: k.kernelMs,
+                  note: `${k.kernels} timed kernels`,
+                  profile: kernelProfile(k.dispatches, ms),
+                };
         }
         const peak = peakBytes();
         const tokens = workloadTokens(w);
@@ -248,6 +267,7 @@ export async function runTfjsWorkloads(
           kernelMs: kernel.kernelMs,
           ...(kernel.note === undefined ? {} : { kernelTimeNote: kernel.note }),
           busyFraction: kernel.kernelMs === null ? null : kernel.kernelMs / ms,
+          ...(kernel.profile === undefined ? {} : { profile: kernel.profile }),
           peakInUseBytes: peak.inUse,
           peakPoolBytes: peak.pool,
           ...(mb === undefined ? {} : { microBatchSize: mb }),
