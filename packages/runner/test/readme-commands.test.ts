@@ -43,6 +43,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm build': { skip: 'emits dist/ in every package; the tests run on the sources' },
   'pnpm bench': { skip: 'every benchmark, hours on 2 cores' },
   'bash .ci/run': { skip: CI_ITSELF },
+  'pnpm docs:api': { skip: 'CI runs it (.ci/run); about 2 minutes of TypeDoc on 2 cores' },
   'pnpm changeset version': {
     skip: 'a release step: applies the pending changesets to versions and changelogs',
   },
