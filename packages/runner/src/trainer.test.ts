@@ -118,4 +118,19 @@ describe('Trainer', () => {
     expect(m?.['dynamicSampling/tries']).toBeGreaterThanOrEqual(1);
     expect(m?.['dynamicSampling/tries']).toBeLessThanOrEqual(3);
   });
+
+  it('rejects a key it does not take, naming the section a flat setting belongs to', () => {
+    const runDir = mkdtempSync(join(tmpdir(), 'agentrl-keys-'));
+    const flat = { ...options(runDir), iterations: 8 } as TrainerOptions;
+    expect(() => new Trainer(flat)).toThrow(
+      /unknown key "iterations" in the trainer options: it is a setting of the training section/,
+    );
+    const typo = { ...options(runDir), tokeniser: tokenizer } as TrainerOptions;
+    expect(() => new Trainer(typo)).toThrow(
+      /unknown key "tokeniser" in the trainer options: .* did you mean "tokenizer"\?/,
+    );
+    expect(() => new Trainer(options(runDir, { training: { iteration: 8 } as never }))).toThrow(
+      /unknown key "training\.iteration": .* did you mean "iterations"\?/,
+    );
+  });
 });

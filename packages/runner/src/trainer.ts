@@ -12,6 +12,7 @@ import { filterGroupsWithEqualRewards } from '@agentrl/algorithms';
 import {
   assertWeightsVersion,
   ConfigError,
+  closestName,
   DataError,
   logProbMismatch,
   type Policy,
@@ -22,6 +23,7 @@ import {
   type Tokenizer,
   type TrainablePolicy,
   type TrainBatch,
+  unknownKeyMessage,
 } from '@agentrl/core';
 import { z } from 'zod';
 import { policyAgent } from './agent.ts';
@@ -82,6 +84,52 @@ export interface TrainerOptions extends TrainerSettingsInput {
   readonly onEvent?: (event: TrainerEvent) => void;
 }
 
+/** Every key of {@link TrainerOptions} (the type makes the list complete). */
+const TRAINER_OPTION_KEYS = Object.keys({
+  policy: true,
+  tokenizer: true,
+  trainEnv: true,
+  valEnv: true,
+  estimator: true,
+  rolloutEngine: true,
+  logger: true,
+  onEvent: true,
+  seed: true,
+  runDir: true,
+  rollout: true,
+  training: true,
+  validation: true,
+  report: true,
+  env: true,
+} satisfies Record<keyof TrainerOptions, true>);
+
+/**
+ * A key the trainer does not take: named with the section it belongs to when it is a setting of
+ * one (`iterations` → `training.iterations`), else with the closest key.
+ */
+function checkTrainerKeys(options: object): void {
+  for (const key of Object.keys(options)) {
+    if (TRAINER_OPTION_KEYS.includes(key)) continue;
+    const section = (['rollout', 'training', 'validation', 'report', 'env'] as const).find(
+      (name) => key in sectionShape(name),
+    );
+    const closest = closestName(key, TRAINER_OPTION_KEYS);
+    throw new ConfigError(
+      section !== undefined
+        ? `unknown key "${key}" in the trainer options: it is a setting of the ${section} section; pass ${section}: { ${key} }`
+        : unknownKeyMessage(key, 'the trainer options', TRAINER_OPTION_KEYS),
+      { details: { field: key, ...(closest !== undefined ? { closest } : {}) } },
+    );
+  }
+}
+
+function sectionShape(name: 'rollout' | 'training' | 'validation' | 'report' | 'env'): object {
+  let schema: unknown = trainerSettingsSchema.shape[name];
+  while (schema instanceof z.ZodDefault || schema instanceof z.ZodOptional)
+    schema = schema.unwrap();
+  return schema instanceof z.ZodObject ? schema.shape : {};
+}
+
 /**
  * The engine as a token-in / token-out policy whose every result must come from weights
  * version `version`. Engines that report no log-probs get zeros, replaced by the recomputation.
@@ -131,6 +179,7 @@ export class Trainer {
   readonly #valPool: EnvPool;
 
   constructor(options: TrainerOptions) {
+    checkTrainerKeys(options);
     const { seed, runDir, rollout, training, validation, report, env } = options;
     const parsed = trainerSettingsSchema.safeParse({
       seed,
