@@ -124,6 +124,10 @@ describe('agentrl help, version and flag errors', () => {
     expect(train.out).toMatch(/^Usage: agentrl train/);
     expect(train.out).toMatch(/--resume +continue the run/);
     expect(train.out).not.toMatch(/--checkpoint/);
+    // The estimators and their options come from @agentrl/algorithms' registry.
+    for (const name of ['gigpo', 'grpo', 'rloo'])
+      expect(train.out).toMatch(new RegExp(`^  ${name} `, 'm'));
+    expect(train.out).toMatch(/stepAdvantageWeight \(1\)/);
     const evaluate = await run(['eval', '-h']);
     expect(evaluate.out).toMatch(/^Usage: agentrl eval/);
     expect(evaluate.out).toMatch(/--checkpoint DIR/);

@@ -7,7 +7,14 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { closestName, dropArgsSeparator, isAgentRLError, type RolloutEngine } from '@agentrl/core';
+import { ESTIMATORS } from '@agentrl/algorithms';
+import {
+  closestName,
+  dropArgsSeparator,
+  isAgentRLError,
+  type OptionsSchema,
+  type RolloutEngine,
+} from '@agentrl/core';
 import { OpenAICompatibleAgent } from '@agentrl/model-openai';
 import { policyAgent, type RolloutAgent } from './agent.ts';
 import {
@@ -98,12 +105,15 @@ const COMMANDS: Record<
     readonly summary: string;
     readonly usage: readonly string[];
     readonly flags: readonly FlagName[];
+    /** More help after the flags (built on demand). */
+    readonly more?: () => string;
   }
 > = {
   train: {
     summary: `train a policy with an advantage estimator (${ESTIMATOR_NAMES.join(', ')}) and write the run folder and its report`,
     usage: ['agentrl train --config run.yaml [--resume]', 'agentrl train --preset alfworld-cpu'],
     flags: ['config', 'preset', 'set', 'seed', 'iterations', 'run-dir', 'resume'],
+    more: estimatorHelp,
   },
   eval: {
     summary: 'score a checkpoint, the configured model or an OpenAI-compatible endpoint',
@@ -141,6 +151,24 @@ const COMMANDS: Record<
   },
 };
 
+/** A default for help text: strings as they are, numbers and booleans as YAML writes them. */
+function defaultText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** The estimators of `@agentrl/algorithms`' registry with their options and defaults. */
+function estimatorHelp(): string {
+  const lines = ESTIMATOR_NAMES.map((name) => {
+    const { description, options } = ESTIMATORS[name];
+    const schema: OptionsSchema = options;
+    const keys = Object.entries(schema).map(([key, spec]) =>
+      'default' in spec ? `${key} (${defaultText(spec.default)})` : key,
+    );
+    return `  ${name.padEnd(7)}${description}\n         options: ${keys.join(', ')}\n`;
+  });
+  return `\nAdvantage estimators (algorithm.name, with their algorithm.options and defaults):\n${lines.join('')}`;
+}
+
 function flagLines(names: readonly FlagName[]): string {
   const left = names.map((name) => {
     const short =
@@ -171,7 +199,7 @@ function commandUsage(name: string): string {
 ${command.summary}
 
 Options:
-${flagLines([...command.flags, 'help'])}`;
+${flagLines([...command.flags, 'help'])}${command.more?.() ?? ''}`;
 }
 
 /** The runner's version from its package.json, or `unknown` in a bundle that has none. */
