@@ -81,4 +81,50 @@ describe.skipIf(adapter === undefined)(`generation memory on webgpu${skipReason}
     expect(m.peakPoolBytes).toBeGreaterThanOrEqual(weights + cacheBytes(newTokens));
     expect(m.peakPoolBytes / bound).toBeLessThanOrEqual(2);
   });
+
+  it('trains within 3x (LoRA 4x) of weights, gradients, AdamW moments and saved activations, LoRA below full', async () => {
+    const T = P + 16;
+    const samples = prompts.map((p, b) => ({
+      promptIds: p,
+      responseIds: Array.from({ length: 16 }, (_, t) => (b * 5 + t * 3) % config.vocab_size),
+    }));
+    const H = config.hidden_size;
+    const I = config.intermediate_size;
+    const nh = config.num_attention_heads;
+    // Saved for backward per layer (as PyTorch keeps them): the norms' inputs, the projections'
+    // inputs, gate/up/SwiGLU outputs and the attention probabilities; plus the logits and their
+    // gradient.
+    const activations =
+      config.num_hidden_layers * (B * T * (6 * H + 3 * I) + B * nh * T * T) * 4 +
+      2 * B * 16 * config.vocab_size * 4;
+    const peak = async (lora: boolean) => {
+      const m = await createCausalLM(config, { seed: 3, backend: 'webgpu' });
+      try {
+        if (lora) m.enableLoRA({ rank: 4 });
+        const step = () => m.sftStep(samples, { learningRate: 1e-4 });
+        await step(); // creates the optimizer state and compiles the pipelines
+        releaseWebGPUFreeBuffers();
+        const { peakPoolBytes } = await measureWebGPUMemory(step);
+        const weights = m.variables().reduce((a, v) => a + v.size * 4, 0);
+        const trained = m.trainableVariables().reduce((a, v) => a + v.size * 4, 0);
+        // Weights (base and adapters), gradients and two AdamW moments of what is trained.
+        const bound = weights + (lora ? trained : 0) + 3 * trained + activations;
+        return { peakPoolBytes, bound, ratio: peakPoolBytes / bound };
+      } finally {
+        m.dispose();
+        releaseWebGPUFreeBuffers();
+      }
+    };
+    const full = await peak(false);
+    const lora = await peak(true);
+    console.log(
+      `sftStep of ${B} x ${T} tokens: pool peak full ${full.peakPoolBytes} bytes (${full.ratio.toFixed(2)}x its bound ${full.bound}), LoRA r4 ${lora.peakPoolBytes} (${lora.ratio.toFixed(2)}x ${lora.bound})`,
+    );
+    // Measured 2.57x and 3.59x (2026-11-26): tfjs keeps every gradient of the backward pass and
+    // every tensor saved for it until the whole backward ends, and its pool keeps buffers by exact
+    // size. A guard against growth, far from PyTorch's peak; lower it as that improves.
+    expect(full.ratio).toBeLessThanOrEqual(3);
+    expect(lora.ratio).toBeLessThanOrEqual(4);
+    expect(lora.peakPoolBytes).toBeLessThan(full.peakPoolBytes);
+  });
 });
