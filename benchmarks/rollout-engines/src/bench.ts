@@ -5,7 +5,8 @@
  * 15 turns, 12 new tokens per turn at temperature 0.7), the same weights, games and sampling
  * seeds. Each round plays one rollout phase per arm, arms interleaved so that a busy machine
  * hurts them alike. For llama.cpp the weight sync of an RL iteration (save the checkpoint,
- * convert it to GGUF, load it) is timed too.
+ * convert it to GGUF, load it) is timed too. Then one generate call alone, without
+ * environments: 64 prompts of 80 seeded tokens, 12 new tokens, repeated (median reported).
  *
  * Flags: --rounds N (default 2), --threads LIST (llama.cpp threads per arm, default "1"),
  * --hidden N and --layers N (a wider or deeper decoder than the main job's 96 × 3, same
@@ -16,6 +17,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  createRng,
   dropArgsSeparator,
   type GenerationResult,
   type Policy,
@@ -185,6 +187,27 @@ for (let round = 0; round < rounds; round++) {
     );
   }
 }
+// One generate call alone: no environments, no prompt rendering.
+const rng = createRng(seed).split('generate-only');
+const batch = Array.from({ length: GROUPS * GROUP_SIZE }, () =>
+  Array.from({ length: 80 }, () => rng.int(tokenizer.vocabSize)),
+);
+const generateOnly = new Map<string, number[]>();
+const GENERATE_REPEATS = 5;
+for (let r = 0; r < GENERATE_REPEATS; r++) {
+  for (const arm of arms) {
+    const t0 = performance.now();
+    await arm.policy().generate(batch, {
+      maxNewTokens: MAX_NEW_TOKENS,
+      temperature: TEMPERATURE,
+      seed: r,
+      stopTokenIds: [],
+    });
+    const list = generateOnly.get(arm.name) ?? [];
+    list.push(performance.now() - t0);
+    generateOnly.set(arm.name, list);
+  }
+}
 for (const engine of engines.values()) await engine.close();
 model.dispose();
 await rm(work, { recursive: true, force: true });
@@ -212,4 +235,17 @@ for (const arm of arms) {
     `| ${arm.name} | ${(wall / 1000).toFixed(2)} s | ${(gen / 1000).toFixed(2)} s | ${Math.round(tps).toLocaleString('en')} | ${sync} | ${(base / wall).toFixed(2)}× |`,
   );
 }
-if (values.json !== undefined) await writeFile(values.json, `${JSON.stringify(rows, null, 2)}\n`);
+const genBase = median(generateOnly.get('tfjs') ?? []);
+console.log(
+  `\n| arm | one generate: 64 prompts × 80 tokens + 12 new (median of ${GENERATE_REPEATS}) | speed-up vs tfjs |`,
+);
+console.log('| --- | --- | --- |');
+for (const arm of arms) {
+  const ms = median(generateOnly.get(arm.name) ?? []);
+  console.log(`| ${arm.name} | ${(ms / 1000).toFixed(2)} s | ${(genBase / ms).toFixed(2)}× |`);
+}
+if (values.json !== undefined)
+  await writeFile(
+    values.json,
+    `${JSON.stringify({ rollouts: rows, generateOnly: Object.fromEntries(generateOnly) }, null, 2)}\n`,
+  );
