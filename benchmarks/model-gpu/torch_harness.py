@@ -165,6 +165,34 @@ def build(c, dev):
     return Model(c).to(dev)
 
 
+def live_bytes(tensors):
+    """Bytes of distinct tensor storages (a storage shared by views counted once)."""
+    seen = {}
+    for t in tensors:
+        if torch.is_tensor(t):
+            st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+            seen[st.data_ptr()] = st.nbytes()
+    return sum(seen.values())
+
+
+def cpu_peak_bytes(step, held):
+    """Peak bytes allocated on the CPU by one `step`: the tensors `held` before it (weights,
+    optimizer state, gradients) plus the largest running sum of the allocations and frees the profiler
+    records during it (PyTorch's CPU allocator keeps no peak statistic of its own)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        step()
+    # Kineto's memory records: one per allocation (+bytes) and per free (-bytes).
+    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    events.sort(key=lambda e: e.start_us())
+    running = peak = 0
+    for e in events:
+        running += e.nbytes()
+        peak = max(peak, running)
+    return live_bytes(held) + peak
+
+
 def run_workload(w, dev, repeats):
     kind = w["kind"]
     c = w["config"]
@@ -232,8 +260,12 @@ def run_workload(w, dev, repeats):
             opt.step()
 
         ms, _ = timed(dev, step, repeats)
+        if dev.type == "cpu":
+            state = [t for st in opt.state.values() for t in st.values()]
+            grads = [p.grad for p in params if p.grad is not None]
+            out["peakAllocatedBytes"] = cpu_peak_bytes(step, list(m.parameters()) + state + grads)
         tokens = B * (P + R)
-        out = {"ms": ms, "tokens": tokens, "tokensPerSecond": tokens / ms * 1000.0, "microBatchSize": mb,
+        out = {**out, "ms": ms, "tokens": tokens, "tokensPerSecond": tokens / ms * 1000.0, "microBatchSize": mb,
                "trainableParameters": sum(p.numel() for p in params)}
     elif kind == "generate":
         B, P, N = w["batch"], w["promptLen"], w["newTokens"]
@@ -254,6 +286,8 @@ def run_workload(w, dev, repeats):
         ms, _ = timed(dev, gen, repeats)
         tokens = B * N
         out = {"ms": ms, "tokens": tokens, "tokensPerSecond": tokens / ms * 1000.0}
+        if dev.type == "cpu":
+            out["peakAllocatedBytes"] = cpu_peak_bytes(gen, list(m.parameters()))
     else:
         raise ValueError(f"unknown workload kind {kind!r}")
     if dev.type == "cuda":

@@ -41,6 +41,8 @@ export interface WorkloadReport {
   torch?: TorchWorkloadResult;
   /** tfjs tokens/s ÷ torch fp32 tokens/s. */
   ratio?: number;
+  /** tfjs pool peak ÷ torch's peak (reserved on CUDA, allocated on CPU). */
+  memoryRatio?: number;
 }
 
 export interface BenchReport {
@@ -80,6 +82,9 @@ export function computeRatios(report: BenchReport): void {
       continue;
     }
     w.ratio = w.tfjs.tokensPerSecond / w.torch.tokensPerSecond;
+    const torchPeak = w.torch.peakReservedBytes ?? w.torch.peakAllocatedBytes;
+    if (torchPeak !== undefined && torchPeak > 0) w.memoryRatio = w.tfjs.peakPoolBytes / torchPeak;
+    else delete w.memoryRatio;
   }
 }
 
@@ -91,8 +96,8 @@ const num = (x: number, digits = 0): string =>
 /** A markdown table of the report, one row per workload. */
 export function renderTable(report: BenchReport): string {
   const lines = [
-    '| workload | tokens/step | tfjs-webgpu ms | tfjs tok/s | torch fp32 ms | torch tok/s | tfjs ÷ torch | GPU busy | host issuing kernels: ms (% of step, µs/dispatch) | dispatches/step | tfjs peak MiB (in use / pool) | torch peak MiB (alloc / reserved) |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| workload | tokens/step | tfjs-webgpu ms | tfjs tok/s | torch fp32 ms | torch tok/s | tfjs ÷ torch | GPU busy | host issuing kernels: ms (% of step, µs/dispatch) | dispatches/step | tfjs peak MiB (in use / pool) | torch peak MiB (alloc / reserved) | pool ÷ torch peak |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const w of report.workloads) {
     const t = w.tfjs;
@@ -122,6 +127,7 @@ export function renderTable(report: BenchReport): string {
       p === undefined || isFailed(p) || p.peakAllocatedBytes === undefined
         ? 'n/a'
         : `${mib(p.peakAllocatedBytes)} / ${mib(p.peakReservedBytes)}`,
+      w.memoryRatio === undefined ? '–' : `${w.memoryRatio.toFixed(2)}×`,
     );
     lines.push(`| ${cells.join(' | ')} |`);
   }
