@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { getEnvRegistration, isAgentRLError, makeEnv } from '@agentrl/core';
 import { describe, expect, it } from 'vitest';
 import { ALFWORLD_ENV_OPTIONS, createAlfworldEnv } from './env.ts';
@@ -132,8 +133,11 @@ describe('alfworld/text-v1 options', () => {
     );
   });
 
-  it('declares every option in its registration, with the defaults the env applies', () => {
+  it('declares every option in its registration, and the README names each one', () => {
     expect(getEnvRegistration('alfworld/text-v1').options).toBe(ALFWORLD_ENV_OPTIONS);
     expect(ALFWORLD_ENV_OPTIONS.maxSteps.default).toBe(50);
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const key of Object.keys(ALFWORLD_ENV_OPTIONS))
+      expect(readme, key).toContain(`\`${key}\``);
   });
 });
