@@ -21,6 +21,7 @@ import {
   type NamedTensor,
   parseConfig,
   readCheckpointTensors,
+  readSafetensorsFile,
 } from '@agentrl/model-tfjs';
 import { type GgufContents, type GgufTensor, type GgufValue, writeGguf } from './gguf.ts';
 
@@ -248,4 +249,119 @@ export async function checkpointToGguf(
   const tensors = await readCheckpointTensors(dir);
   await writeGguf(outPath, ggufFromCheckpoint(config, tensors, options));
   return config;
+}
+
+// llama.cpp's names of the projections a LoRA adapter may target (`LORA_TARGETS` of model-tfjs).
+const PROJECTIONS: Readonly<Record<string, string>> = {
+  'self_attn.q_proj': 'attn_q',
+  'self_attn.k_proj': 'attn_k',
+  'self_attn.v_proj': 'attn_v',
+  'self_attn.o_proj': 'attn_output',
+  'mlp.gate_proj': 'ffn_gate',
+  'mlp.up_proj': 'ffn_up',
+  'mlp.down_proj': 'ffn_down',
+};
+
+/** LoRA adapters in our layout: per adapted weight (HF name without `.weight`), `A` `[in, r]` and `B` `[r, out]`. */
+export interface LoRAAdapterSet {
+  readonly rank: number;
+  readonly alpha: number;
+  readonly adapters: ReadonlyMap<string, { readonly a: NamedTensor; readonly b: NamedTensor }>;
+}
+
+function transposed(data: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(data.length);
+  for (let i = 0; i < rows; i++)
+    for (let j = 0; j < cols; j++) out[j * rows + i] = data[i * cols + j] as number;
+  return out;
+}
+
+/**
+ * A GGUF LoRA adapter for llama.cpp (`general.type` adapter, `adapter.type` lora,
+ * `adapter.lora.alpha`; tensors `<base tensor>.lora_a` / `.lora_b`, as llama.cpp's
+ * `convert_lora_to_gguf.py` writes them). Our `x·A·B` layout is the transpose of PEFT's, so both
+ * factors are transposed: `lora_a` is PEFT's `A` `[r, in]` (ggml `ne = [in, r]`) and `lora_b` its
+ * `B` `[out, r]` (`ne = [r, out]`), whose rows get the same rotary permutation as the base q/k
+ * weights for `llama`. llama.cpp scales by `alpha / r`, as our adapters do.
+ */
+export function ggufFromLoRA(config: CausalLMConfig, lora: LoRAAdapterSet): GgufContents {
+  const tensors: GgufTensor[] = [];
+  for (const [base, { a, b }] of lora.adapters) {
+    const m = /^model\.layers\.(\d+)\.(.+)$/.exec(base);
+    const projection = m === null ? undefined : PROJECTIONS[m[2] as string];
+    if (m === null || projection === undefined) {
+      throw new DataError(
+        `GGUF LoRA conversion: ${base} is not an adaptable projection (q/k/v/o/gate/up/down of a layer)`,
+        { details: { name: base } },
+      );
+    }
+    const [inputs, rank] = a.shape as [number, number];
+    const [rankB, outputs] = b.shape as [number, number];
+    if (a.shape.length !== 2 || b.shape.length !== 2 || rank !== rankB || rank !== lora.rank) {
+      throw new DataError(
+        `GGUF LoRA conversion: ${base} has A ${JSON.stringify(a.shape)} and B ${JSON.stringify(b.shape)}; expected [in, ${lora.rank}] and [${lora.rank}, out]`,
+        { details: { name: base } },
+      );
+    }
+    const name = `blk.${m[1]}.${projection}.weight`;
+    let bPeft = transposed(b.data, rank, outputs);
+    if (config.modelType === 'llama' && projection === 'attn_q')
+      bPeft = permuteRotaryRows(bPeft, config.numAttentionHeads, rank);
+    if (config.modelType === 'llama' && projection === 'attn_k')
+      bPeft = permuteRotaryRows(bPeft, config.numKeyValueHeads, rank);
+    tensors.push({
+      name: `${name}.lora_a`,
+      dims: [inputs, rank],
+      type: 'F32',
+      data: transposed(a.data, inputs, rank),
+    });
+    tensors.push({ name: `${name}.lora_b`, dims: [rank, outputs], type: 'F32', data: bPeft });
+  }
+  return {
+    metadata: [
+      ['general.architecture', { type: 'string', value: config.modelType }],
+      ['general.type', { type: 'string', value: 'adapter' }],
+      ['adapter.type', { type: 'string', value: 'lora' }],
+      ['adapter.lora.alpha', { type: 'f32', value: lora.alpha }],
+    ],
+    tensors,
+  };
+}
+
+/**
+ * Reads the adapters a LoRA run saved (`lora.safetensors` in `adapterDir`: model-tfjs's training
+ * state, whose metadata holds the rank and α) and writes them to `outPath` as a GGUF adapter for a
+ * base with `config`.
+ */
+export async function loraToGguf(
+  adapterDir: string,
+  config: CausalLMConfig,
+  outPath: string,
+): Promise<void> {
+  const path = `${adapterDir}/lora.safetensors`;
+  const { tensors, metadata } = await readSafetensorsFile(path);
+  const rank = Number(metadata.rank);
+  const alpha = Number(metadata.alpha);
+  if (!Number.isInteger(rank) || rank <= 0 || !Number.isFinite(alpha)) {
+    throw new DataError(
+      `${path}: metadata rank ${JSON.stringify(metadata.rank)} / alpha ${JSON.stringify(metadata.alpha)} are not a LoRA rank and α; point adapterDir at a folder a LoRA run saved`,
+      { details: { path, field: 'rank' } },
+    );
+  }
+  const adapters = new Map<string, { a: NamedTensor; b: NamedTensor }>();
+  for (const [key, t] of tensors) {
+    const m = /^(.+)\.lora_([AB])$/.exec(key);
+    if (m === null) continue;
+    const entry = adapters.get(m[1] as string) ?? ({} as { a: NamedTensor; b: NamedTensor });
+    if (m[2] === 'A') entry.a = t;
+    else entry.b = t;
+    adapters.set(m[1] as string, entry);
+  }
+  for (const [base, { a, b }] of adapters) {
+    if (a === undefined || b === undefined)
+      throw new DataError(`${path}: ${base} has only one of lora_A / lora_B`, {
+        details: { path, name: base },
+      });
+  }
+  await writeGguf(outPath, ggufFromLoRA(config, { rank, alpha, adapters }));
 }

@@ -2,12 +2,14 @@
  * The llama.cpp engine's contract on the `qwen2-tiny` fixture and a seeded checkpoint: stop ids,
  * seeds, weight syncs (and their failures), input checks, device checks.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isAgentRLError, WeightSyncError } from '@agentrl/core';
+import { createRng, isAgentRLError, logProbMismatch, WeightSyncError } from '@agentrl/core';
 import { createCausalLM } from '@agentrl/model-tfjs';
+import { LORA_BASE_FILE } from '@agentrl/model-tfjs/policy';
+import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LlamaCppEngine } from './engine.ts';
 
@@ -132,7 +134,7 @@ describe('LlamaCppEngine weight syncs', () => {
     await engine.close();
   });
 
-  it('refuses an older version and a LoRA adapter snapshot with typed errors', async () => {
+  it('refuses an older version with a typed error, and a LoRA adapter that is not one', async () => {
     const engine = await LlamaCppEngine.create(options);
     try {
       await engine.syncWeights({ version: 3, checkpointDir: fixtureDir });
@@ -142,12 +144,93 @@ describe('LlamaCppEngine weight syncs', () => {
       expect(engine.weightsVersion).toBe(3);
       await expect(
         engine.syncWeights({ version: 4, checkpointDir: fixtureDir, adapterDir: fixtureDir }),
-      ).rejects.toThrow(/LoRA adapter is not supported yet/);
+      ).rejects.toThrow(/lora\.safetensors/);
       await expect(engine.generate([[1]], { maxNewTokens: 1 })).rejects.toThrow(WeightSyncError);
     } finally {
       await engine.close();
     }
   });
+});
+
+describe('LlamaCppEngine LoRA syncs', () => {
+  for (const config of [
+    { model_type: 'qwen2' as const, num_attention_heads: 4, num_key_value_heads: 2 },
+    { model_type: 'llama' as const, num_attention_heads: 4, num_key_value_heads: 2 },
+  ]) {
+    it(`samples a ${config.model_type} base with the run's adapters as tfjs does, and reloads only the adapters`, async () => {
+      const root = join(work, `lora-${config.model_type}`);
+      const model = await createCausalLM(
+        {
+          ...config,
+          vocab_size: 96,
+          hidden_size: 32,
+          intermediate_size: 48,
+          num_hidden_layers: 2,
+          initializer_range: 0.3,
+        },
+        { seed: 4, backend: 'cpu' },
+      );
+      const base = join(root, 'base');
+      await model.save(base);
+      model.enableLoRA({ rank: 4, alpha: 8 });
+      const rng = createRng(5);
+      const draw = () => {
+        for (const { a, b } of model.lora?.adapters.values() ?? []) {
+          for (const v of [a, b])
+            v.assign(
+              tf.tensor(
+                Array.from({ length: v.size }, () => rng.normal(0, 0.3)),
+                v.shape,
+              ),
+            );
+        }
+        model.weightsChanged();
+      };
+      const engine = await LlamaCppEngine.create({
+        ...options,
+        kvCacheType: 'F32',
+        flashAttention: false,
+        workDir: join(work, 'gguf-lora', config.model_type),
+      });
+      const greedy = { maxNewTokens: 6, temperature: 0, stopTokenIds: [] };
+      const seen: number[][][] = [];
+      try {
+        for (const version of [0, 1]) {
+          draw();
+          const dir = join(root, `step-${version}`);
+          await model.save(dir);
+          await model.saveTrainingState(dir);
+          if (version === 0) {
+            await engine.syncWeights({ version, checkpointDir: base, adapterDir: dir });
+          } else {
+            // A LoRA run's checkpoint names its base: the engine finds the adapters itself.
+            await writeFile(join(dir, LORA_BASE_FILE), JSON.stringify({ path: base, files: {} }));
+            await engine.syncWeights({ version, checkpointDir: dir });
+          }
+          const want = await model.generate(
+            PROMPTS.map((p) => p.map((t) => t % 96)),
+            greedy,
+          );
+          const got = await engine.generate(
+            PROMPTS.map((p) => p.map((t) => t % 96)),
+            greedy,
+          );
+          expect(got.tokenIds).toEqual(want.tokenIds);
+          expect(logProbMismatch(got.logProbs ?? [], want.logProbs).maxAbs).toBeLessThan(1e-4);
+          seen.push(got.tokenIds);
+        }
+        // The two adapter draws decode differently, so matching tfjs means the adapters applied.
+        expect(seen[0]).not.toEqual(seen[1]);
+        // The base stays loaded across adapter syncs: one weights file, two adapter files.
+        const files = (await readdir(join(work, 'gguf-lora', config.model_type))).sort();
+        expect(files.filter((f) => f.startsWith('weights-'))).toHaveLength(1);
+        expect(files.filter((f) => f.startsWith('adapter-'))).toHaveLength(2);
+      } finally {
+        await engine.close();
+        model.dispose();
+      }
+    });
+  }
 });
 
 describe('LlamaCppEngine devices', () => {

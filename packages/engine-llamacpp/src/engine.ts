@@ -11,7 +11,8 @@
  * distribution; with top-k 0 and top-p 1 it is `log softmax(logits / T)`, the tfjs decoder's
  * convention, and greedy decoding reports the untempered log-prob.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -26,11 +27,31 @@ import {
   type WeightSnapshot,
   WeightSyncError,
 } from '@agentrl/core';
+import type { CausalLMConfig } from '@agentrl/model-tfjs';
+import { LORA_BASE_FILE, type LoRABase } from '@agentrl/model-tfjs/policy';
 // Types only at the top: node-llama-cpp's entry point has a top-level await, which would stop
 // require() of this package on Node >= 20.19 (ERR_REQUIRE_ASYNC_MODULE); its code is imported
 // when the first engine starts (sharedLlama).
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
-import { checkpointToGguf, type GgufConversionOptions } from './convert.ts';
+import { checkpointToGguf, type GgufConversionOptions, loraToGguf } from './convert.ts';
+
+/**
+ * The base folder of a model-tfjs LoRA checkpoint (its `lora-base.json` beside
+ * `lora.safetensors`), or undefined for a checkpoint of full weights.
+ */
+async function loraBaseOf(dir: string): Promise<string | undefined> {
+  if (!existsSync(join(dir, 'lora.safetensors')) || !existsSync(join(dir, LORA_BASE_FILE)))
+    return undefined;
+  const record = JSON.parse(await readFile(join(dir, LORA_BASE_FILE), 'utf8')) as Partial<LoRABase>;
+  if (typeof record.path !== 'string') throw new Error('it names no base folder ("path")');
+  return record.path;
+}
+
+/**
+ * LoRA syncs on one loaded base before it is loaded afresh: node-llama-cpp frees an adapter only
+ * with its model.
+ */
+const ADAPTERS_PER_MODEL = 16;
 
 /** The optional logger the engine reports to; it never prints on its own. */
 export interface EngineLogger {
@@ -60,6 +81,12 @@ export interface LlamaCppEngineOptions {
   readonly flashAttention?: boolean | 'auto';
   /** Report each sampled token's log-prob. Default true. */
   readonly logProbs?: boolean;
+  /**
+   * A synced checkpoint that is a model-tfjs LoRA checkpoint (`lora.safetensors` and
+   * `lora-base.json` beside the merged weights): `'adapter'` (default) loads its base once and
+   * syncs only the adapters; `'merged'` loads the merged weights saved with them.
+   */
+  readonly loraSync?: 'adapter' | 'merged';
   /** How synced checkpoints are written as GGUF (matrix type, token strings). */
   readonly gguf?: GgufConversionOptions;
   /** Folder for the GGUF files; default a fresh temporary folder, removed by `close`. */
@@ -88,6 +115,11 @@ export const LLAMACPP_ENGINE_OPTIONS: OptionsSchema = {
   kvCacheType: { description: "KV cache element type, 'F16' or 'F32'", default: 'F16' },
   flashAttention: { description: "true, false or 'auto'", default: 'auto' },
   logProbs: { description: "report each sampled token's log-prob", default: true },
+  loraSync: {
+    description:
+      "for a LoRA run's checkpoint: 'adapter' syncs the adapters on the base loaded once, 'merged' the merged weights",
+    default: 'adapter',
+  },
   gguf: {
     description: 'how synced checkpoints are written as GGUF',
     default: {},
@@ -167,6 +199,11 @@ export class LlamaCppEngine implements RolloutEngine {
   #context: LlamaContext | undefined;
   #sequences: LlamaContextSequence[] = [];
   #modelPath: string | undefined;
+  #config: CausalLMConfig | undefined;
+  /** The base checkpoint of the loaded model when it carries LoRA adapters. */
+  #baseDir: string | undefined;
+  /** Adapter files loaded on the current model (node-llama-cpp frees them with the model). */
+  #adapterPaths: string[] = [];
   #vocabSize = 0;
   #version: number | undefined;
   #failure: Error | undefined;
@@ -276,64 +313,115 @@ export class LlamaCppEngine implements RolloutEngine {
         { details: { version, current: this.#version } },
       );
     }
-    if (snapshot.adapterDir !== undefined) {
-      this.#failure = new WeightSyncError(
-        'llama.cpp: syncing a LoRA adapter is not supported yet; pass the merged weights as checkpointDir (the tfjs trainer saves LoRA runs merged)',
-        { details: { field: 'adapterDir', value: snapshot.adapterDir } },
-      );
-      throw this.#failure;
+    let checkpointDir = snapshot.checkpointDir;
+    let adapterDir = snapshot.adapterDir;
+    if (adapterDir === undefined && (this.#options.loraSync ?? 'adapter') === 'adapter') {
+      let base: string | undefined;
+      try {
+        base = await loraBaseOf(checkpointDir);
+      } catch (cause) {
+        this.#failure = new WeightSyncError(
+          `llama.cpp: ${join(checkpointDir, LORA_BASE_FILE)} cannot be read as a LoRA base record (${cause instanceof Error ? cause.message : String(cause)}); sync the merged weights with loraSync: 'merged'`,
+          { cause, details: { version, checkpointDir } },
+        );
+        throw this.#failure;
+      }
+      if (base !== undefined) {
+        adapterDir = checkpointDir;
+        checkpointDir = base;
+      }
     }
-    // A new name per sync: node-llama-cpp and the OS may keep a loaded path mapped.
-    const path = join(this.#workDir, `weights-v${version}-${Date.now().toString(36)}.gguf`);
-    let model: LlamaModel | undefined;
+    // A new name per file: node-llama-cpp caches LoRA adapters by path, and the OS may keep a
+    // loaded path mapped.
+    const stamp = `v${version}-${Date.now().toString(36)}`;
+    const reuseBase =
+      adapterDir !== undefined &&
+      this.#model !== undefined &&
+      this.#config !== undefined &&
+      this.#baseDir === checkpointDir &&
+      this.#adapterPaths.length < ADAPTERS_PER_MODEL;
+    const modelPath = reuseBase ? this.#modelPath : join(this.#workDir, `weights-${stamp}.gguf`);
+    const adapterPath =
+      adapterDir === undefined ? undefined : join(this.#workDir, `adapter-${stamp}.gguf`);
+    let model = reuseBase ? this.#model : undefined;
+    let config = reuseBase ? this.#config : undefined;
     let context: LlamaContext | undefined;
     try {
-      const config = await checkpointToGguf(snapshot.checkpointDir, path, this.#options.gguf);
-      model = await this.#llama.loadModel({
-        modelPath: path,
-        gpuLayers: this.device === 'cpu' ? 0 : 'max',
-      });
+      if (!reuseBase) {
+        config = await checkpointToGguf(checkpointDir, modelPath as string, this.#options.gguf);
+        model = await this.#llama.loadModel({
+          modelPath: modelPath as string,
+          gpuLayers: this.device === 'cpu' ? 0 : 'max',
+        });
+      }
+      if (adapterDir !== undefined && adapterPath !== undefined)
+        await loraToGguf(adapterDir, config as CausalLMConfig, adapterPath);
       const kv = this.#options.kvCacheType ?? 'F16';
-      context = await model.createContext({
+      context = await (model as LlamaModel).createContext({
         sequences: this.#parallel,
         contextSize: this.#contextSize,
         flashAttention: this.#options.flashAttention ?? 'auto',
         experimentalKvCacheKeyType: kv,
         experimentalKvCacheValueType: kv,
         ...(this.#options.threads !== undefined ? { threads: this.#options.threads } : {}),
+        ...(adapterPath !== undefined ? { lora: { adapters: [{ filePath: adapterPath }] } } : {}),
       });
       const sequences: LlamaContextSequence[] = [];
       for (let i = 0; i < this.#parallel; i++) sequences.push(context.getSequence());
-      await this.#release();
-      this.#model = model;
+      if (reuseBase) {
+        await this.#context?.dispose();
+      } else {
+        await this.#release();
+        this.#model = model;
+        this.#modelPath = modelPath;
+        this.#config = config;
+        this.#baseDir = adapterDir === undefined ? undefined : checkpointDir;
+      }
+      if (adapterPath !== undefined) this.#adapterPaths.push(adapterPath);
       this.#context = context;
       this.#sequences = sequences;
-      this.#modelPath = path;
-      this.#vocabSize = config.vocabSize;
+      this.#vocabSize = (config as CausalLMConfig).vocabSize;
       this.#version = version;
       this.#failure = undefined;
-      this.#options.logger?.info?.('llama.cpp weights synced', { version, path });
+      const what =
+        adapterPath === undefined
+          ? 'full weights'
+          : reuseBase
+            ? 'LoRA adapter on the loaded base'
+            : 'LoRA adapter on a freshly loaded base';
+      this.#options.logger?.info?.(`llama.cpp: weights version ${version} synced (${what})`, {
+        version,
+        path: modelPath,
+        ...(adapterPath !== undefined ? { adapter: adapterPath } : {}),
+      });
     } catch (cause) {
       await context?.dispose().catch(() => undefined);
-      await model?.dispose().catch(() => undefined);
-      await rm(path, { force: true }).catch(() => undefined);
+      if (!reuseBase) {
+        await model?.dispose().catch(() => undefined);
+        if (modelPath !== undefined) await rm(modelPath, { force: true }).catch(() => undefined);
+      }
+      if (adapterPath !== undefined) await rm(adapterPath, { force: true }).catch(() => undefined);
+      const source = adapterDir === undefined ? checkpointDir : `${adapterDir} on ${checkpointDir}`;
       this.#failure = new WeightSyncError(
-        `llama.cpp: could not load weights version ${version} from ${snapshot.checkpointDir} (${cause instanceof Error ? cause.message : String(cause)}); the engine refuses to generate until a sync succeeds`,
-        { cause, details: { version, checkpointDir: snapshot.checkpointDir } },
+        `llama.cpp: could not load weights version ${version} from ${source} (${cause instanceof Error ? cause.message : String(cause)}); the engine refuses to generate until a sync succeeds`,
+        { cause, details: { version, checkpointDir: checkpointDir, adapterDir } },
       );
       throw this.#failure;
     }
   }
 
   async #release(): Promise<void> {
-    const old = this.#modelPath;
+    const old = [this.#modelPath, ...this.#adapterPaths];
     await this.#context?.dispose();
     await this.#model?.dispose();
     this.#context = undefined;
     this.#model = undefined;
     this.#sequences = [];
     this.#modelPath = undefined;
-    if (old !== undefined) await rm(old, { force: true });
+    this.#config = undefined;
+    this.#baseDir = undefined;
+    this.#adapterPaths = [];
+    for (const path of old) if (path !== undefined) await rm(path, { force: true });
   }
 
   #ensureOpen(): void {

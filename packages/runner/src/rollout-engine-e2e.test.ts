@@ -102,6 +102,31 @@ describe('training with rollout.engine llama.cpp', () => {
     }
   });
 
+  it('syncs only the adapters of a LoRA run, with the same log-prob gap', {
+    timeout: 120_000,
+  }, async () => {
+    const runDir = join(mkdtempSync(join(tmpdir(), 'agentrl-llamacpp-lora-')), 'run');
+    const lora = await run([
+      'train',
+      '--preset',
+      'alfworld-cpu',
+      '--run-dir',
+      runDir,
+      ...TINY,
+      '--set',
+      'model.options.lora.rank=4',
+      '--iterations',
+      '2',
+    ]);
+    expect(lora.code, lora.err).toBe(0);
+    expect(lora.err).toMatch(/weights version 0 synced \(LoRA adapter on a freshly loaded base\)/);
+    expect(lora.err).toMatch(/weights version 1 synced \(LoRA adapter on the loaded base\)/);
+    for (const m of metricsOf(runDir)) {
+      expect(m['rollout/engineLogProbAbsDiff']).toBeLessThan(1e-3);
+      expect(m['rollout/engineLogProbAbsDiffMax']).toBeLessThan(1e-2);
+    }
+  });
+
   it('refuses a bad engine setting before any work, naming the fix', async () => {
     const runDir = join(mkdtempSync(join(tmpdir(), 'agentrl-llamacpp-bad-')), 'run');
     const typo = await run([
