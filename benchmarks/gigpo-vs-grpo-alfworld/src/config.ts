@@ -1,7 +1,6 @@
 /**
- * The benchmark's budget: the main job's settings (examples/alfworld-gigpo, `FULL_BUDGET`) with 12
- * RL iterations instead of 10 and validation every 4, so 3 seeds × (warm start + 2 arms) fit in
- * about half an hour on 2 cores. Both arms of a seed start from the same saved warm start.
+ * The benchmark's budget: the main job's recipe (examples/alfworld-gigpo, `FULL_BUDGET`), imported
+ * so the two cannot drift apart. Both arms of a seed start from the same saved warm start.
  */
 import { FULL_BUDGET as MAIN_JOB_BUDGET } from '@agentrl/example-alfworld-gigpo';
 import type { EstimatorName } from '@agentrl/runner';
@@ -10,18 +9,13 @@ const { name: _mainJobName, ...MAIN_JOB_RECIPE } = MAIN_JOB_BUDGET;
 
 export const FULL_BUDGET = {
   /**
-   * The main job's recipe (decoder 96 wide × 3 layers × 4 heads; 400 expert games and 320 SFT
-   * steps of batch 32 at 3e-3; RL: 8 groups × 8, AdamW 1e-4, temperature 0.7, 15 turns; 96
-   * held-out games), imported so the two cannot drift apart.
+   * The main job's recipe (decoder, warm start, RL iterations, groups, learning rate, mini-batch,
+   * rollout temperature, held-out games and validation interval); PPO clip 0.2, dual clip 3, no
+   * KL, no entropy bonus.
    */
   ...MAIN_JOB_RECIPE,
-  /** 12 RL iterations (the main job runs 10); PPO clip 0.2, dual clip 3, no KL, no entropy bonus. */
-  iterations: 12,
-  /** The main job's per-turn token budget, mini-batch and validation temperature. */
+  /** The main job's per-turn token budget and validation temperature. */
   maxNewTokens: 12,
-  miniBatchSize: 256,
-  /** Validation at 0, 4, 8 and after the last update (12), at temperature 0.4. */
-  valEvery: 4,
   valTemperature: 0.4,
 };
 
@@ -42,11 +36,14 @@ export const SMOKE_BUDGET: typeof FULL_BUDGET = {
 };
 
 /**
- * Three times the RL iterations (36, validation every 6), everything else as `FULL_BUDGET`
- * (`BENCH_BUDGET=long`): affordable since the wasm matmul made training about twice as fast, to see
- * whether the arms separate with a longer RL phase.
+ * Three times the RL iterations, validation every 6, everything else as `FULL_BUDGET`
+ * (`BENCH_BUDGET=long`), to see whether the arms separate with a longer RL phase.
  */
-export const LONG_BUDGET: typeof FULL_BUDGET = { ...FULL_BUDGET, iterations: 36, valEvery: 6 };
+export const LONG_BUDGET: typeof FULL_BUDGET = {
+  ...FULL_BUDGET,
+  iterations: 3 * FULL_BUDGET.iterations,
+  valEvery: 6,
+};
 
 /** Which budget this process runs: `smoke` (`BENCH_SMOKE=1`), `long` (`BENCH_BUDGET=long`) or `full`. */
 export const BUDGET_NAME: 'smoke' | 'long' | 'full' =

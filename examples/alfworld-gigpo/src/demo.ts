@@ -39,27 +39,35 @@ export interface DemoBudget {
   readonly valEpisodes: number;
   readonly valEvery: number;
   readonly learningRate: number;
+  /** Rows per PPO mini-batch (one optimizer step each); the kept rows of an iteration make several. */
+  readonly miniBatchSize: number;
   readonly temperature: number;
   readonly maxTurns: number;
 }
 
-/** The measured CPU recipe (from a PyTorch prototype on 2 cores, scaled to tfjs-wasm's speed). */
+/**
+ * The measured CPU recipe (README "Findings"): a warm start long enough that a quarter of the
+ * held-out games are won (so most groups hold both wins and losses), then GiGPO on 16 distinct
+ * games per iteration (groups of 4), several AdamW steps per iteration (mini-batches of 64 rows)
+ * at 2e-4, rollouts at the validation temperature 0.4.
+ */
 export const FULL_BUDGET: DemoBudget = {
   name: 'full',
   hidden: 96,
   layers: 3,
   heads: 4,
   demoEpisodes: 400,
-  sftSteps: 320,
+  sftSteps: 480,
   sftBatch: 32,
   sftLearningRate: 3e-3,
-  iterations: 10,
-  groups: 8,
-  groupSize: 8,
+  iterations: 16,
+  groups: 16,
+  groupSize: 4,
   valEpisodes: 96,
-  valEvery: 5,
-  learningRate: 1e-4,
-  temperature: 0.7,
+  valEvery: 4,
+  learningRate: 2e-4,
+  miniBatchSize: 64,
+  temperature: 0.4,
   maxTurns: 15,
 };
 
@@ -92,6 +100,8 @@ export interface DemoOptions {
 /** What the demo measured. */
 export interface DemoResult {
   readonly headline: HeadlineRow[];
+  /** Held-out wins at every validation; iteration 0 is right after the warm start. */
+  readonly curve: { iteration: number; wins: number; episodes: number }[];
   readonly reportPath: string;
   readonly seconds: Record<string, number>;
   readonly vocabSize: number;
@@ -204,7 +214,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     },
     training: {
       iterations: b.iterations,
-      miniBatchSize: 256,
+      miniBatchSize: b.miniBatchSize,
       dropZeroAdvantageRows: true,
       checkpointEvery: 5,
       keepCheckpoints: 1,
@@ -245,8 +255,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     title: 'agentrl: GiGPO on tiny generated ALFWorld households',
     headline,
   });
+  const curve = metricsSeen
+    .filter((m) => m['val/wins'] !== undefined)
+    .map((m) => ({
+      iteration: m.iteration as number,
+      wins: m['val/wins'] as number,
+      episodes: m['val/episodes'] as number,
+    }));
   return {
     headline,
+    curve,
     reportPath,
     seconds,
     vocabSize: tokenizer.vocabSize,

@@ -40,6 +40,11 @@ for (const row of result.headline) {
   );
 }
 process.stdout.write(
+  `Held-out curve (RL iteration: wins; 0 = after the warm start): ${result.curve
+    .map((p) => `${p.iteration}: ${p.wins}/${p.episodes}`)
+    .join(', ')}\n`,
+);
+process.stdout.write(
   `Phases (s): ${Object.entries(result.seconds)
     .map(([k, v]) => `${k} ${v}`)
     .join(', ')}\n`,
