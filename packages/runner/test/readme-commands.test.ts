@@ -56,7 +56,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'bash .ci/registry-check.sh': {
     skip: 'the last step of .ci/run (publishes to a local registry, installs from it)',
   },
-  'pnpm install && pnpm demo': { skip: 'the full main job, about 4 minutes on 2 cores' },
+  'pnpm install && pnpm demo': { skip: 'the full main job, about 6 minutes of CPU on 2 cores' },
   'pnpm install && pnpm test': { skip: CI_ITSELF },
   'apt-get install -y python3-torch python3-numpy libopenblas0-pthread': { skip: PYTHON_SIDE },
   'pnpm --filter @agentrl-bench/algorithms-advantages bench --verl-agent /path/to/verl-agent': {
@@ -108,7 +108,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm --filter @agentrl/example-alfworld-eval-openai start --base-url http://127.0.0.1:8000/v1 --model-name Qwen/Qwen2.5-1.5B-Instruct':
     { skip: 'needs a served model at that URL (the example test uses a local wire-format server)' },
   'pnpm --filter @agentrl/example-alfworld-gigpo start': {
-    skip: 'the full main job, about 4 minutes on 2 cores',
+    skip: 'the full main job, about 6 minutes of CPU on 2 cores',
   },
   'pnpm --filter @agentrl/example-alfworld-gigpo start --smoke': { run: 'root' },
   'pnpm --filter @agentrl/example-gigpo-advantages start': { run: 'root' },
