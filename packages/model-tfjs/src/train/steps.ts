@@ -16,6 +16,7 @@ import { pickLogProbs } from '../decoder/ops.ts';
 import type { ParameterStore } from '../decoder/parameter-store.ts';
 import { AdamWState, applyAdamW, type OptimizerOptions } from './optimizer.ts';
 import type { GradientJob, PolicySample, SupervisedSample, WorkerGradients } from './samples.ts';
+import { withStreamingBackprop } from './streaming-backprop.ts';
 
 /**
  * Threads that hold copies of the weights and compute gradient sums of a shard of a step
@@ -275,21 +276,23 @@ export async function computeGradients(
       const weight = job.weights[m] as number;
       let kept: Record<string, tf.Scalar> = {};
       const next = tf.tidy(() => {
-        const { value, grads } = tf.variableGrads(() => {
-          const out =
-            job.kind === 'policy'
-              ? policyLossOf(
-                  model,
-                  job.microBatches[m] as readonly PolicySample[],
-                  job,
-                  policyLoss as PolicyLossFn,
-                )
-              : sftLossOf(model, job.microBatches[m] as readonly SupervisedSample[]);
-          kept = {};
-          for (const [k, v] of Object.entries(out.metrics ?? {}))
-            if (v !== undefined) kept[k] = tf.keep(v);
-          return tf.mul(out.loss, weight) as tf.Scalar;
-        }, variables);
+        const { value, grads } = withStreamingBackprop(() =>
+          tf.variableGrads(() => {
+            const out =
+              job.kind === 'policy'
+                ? policyLossOf(
+                    model,
+                    job.microBatches[m] as readonly PolicySample[],
+                    job,
+                    policyLoss as PolicyLossFn,
+                  )
+                : sftLossOf(model, job.microBatches[m] as readonly SupervisedSample[]);
+            kept = {};
+            for (const [k, v] of Object.entries(out.metrics ?? {}))
+              if (v !== undefined) kept[k] = tf.keep(v);
+            return tf.mul(out.loss, weight) as tf.Scalar;
+          }, variables),
+        );
         const summed = variables.map((v, i) => {
           const g = grads[v.name] ?? tf.zerosLike(v);
           return acc === undefined ? g : tf.add(acc[i] as tf.Tensor, g);

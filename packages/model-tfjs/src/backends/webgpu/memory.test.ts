@@ -82,7 +82,7 @@ describe.skipIf(adapter === undefined)(`generation memory on webgpu${skipReason}
     expect(m.peakPoolBytes / bound).toBeLessThanOrEqual(2);
   });
 
-  it('trains within 3x (LoRA 4x) of weights, gradients, AdamW moments and saved activations, LoRA below full', async () => {
+  it('trains within 2.2x (LoRA 3x) of weights, gradients, AdamW moments and saved activations, LoRA below full', async () => {
     const T = P + 16;
     const samples = prompts.map((p, b) => ({
       promptIds: p,
@@ -120,11 +120,12 @@ describe.skipIf(adapter === undefined)(`generation memory on webgpu${skipReason}
     console.log(
       `sftStep of ${B} x ${T} tokens: pool peak full ${full.peakPoolBytes} bytes (${full.ratio.toFixed(2)}x its bound ${full.bound}), LoRA r4 ${lora.peakPoolBytes} (${lora.ratio.toFixed(2)}x ${lora.bound})`,
     );
-    // Measured 2.57x and 3.59x (2026-11-26): tfjs keeps every gradient of the backward pass and
-    // every tensor saved for it until the whole backward ends, and its pool keeps buffers by exact
-    // size. A guard against growth, far from PyTorch's peak; lower it as that improves.
-    expect(full.ratio).toBeLessThanOrEqual(3);
-    expect(lora.ratio).toBeLessThanOrEqual(4);
+    // Measured 1.97x and 2.77x (2026-11-26; 2.57x and 3.59x before the backward pass freed
+    // gradients and saved tensors as it goes): the pool keeps buffers by exact size, and the
+    // forward keeps every saved tensor until the backward reaches it. A guard against growth,
+    // far from PyTorch's peak; lower it as that improves.
+    expect(full.ratio).toBeLessThanOrEqual(2.2);
+    expect(lora.ratio).toBeLessThanOrEqual(3);
     expect(lora.peakPoolBytes).toBeLessThan(full.peakPoolBytes);
   });
 });
