@@ -62,6 +62,9 @@ function lastLogits(
   return model.logits(last, { inference: true });
 }
 
+/** New positions a generation's KV cache holds at first (beyond the prompt); see generateTokens. */
+export const CACHE_STEPS = 128;
+
 /** `tf.tidy(fn)`, disposing `owned` too when `fn` throws. */
 function tidyOrDispose<T extends tf.TensorContainer>(owned: tf.Tensor[], fn: () => T): T {
   try {
@@ -157,10 +160,14 @@ export async function generateTokens(
     nextPosition.push(p.length);
   });
 
-  // Where the forward pass writes the cache in place (webgpu), the cache is allocated once at the
-  // generation's final length (the last token is never fed back) and written step by step; else
-  // each step appends into new tensors.
-  const capacity = P + sampling.maxNewTokens - 1;
+  // Where the forward pass writes the cache in place (webgpu), the cache is allocated at a
+  // capacity and written step by step; else each step appends into new tensors. The capacity
+  // starts at the prompt plus CACHE_STEPS new positions (or the generation's final length, the last
+  // token never being fed back, if smaller) and doubles when full: rows that stop early under a
+  // large maxNewTokens do not hold a cache of its full length, and the pool keeps at most the
+  // capacities it went through (under twice the final one).
+  const finalLength = P + sampling.maxNewTokens - 1;
+  let capacity = Math.min(finalLength, P + CACHE_STEPS);
   const fixed = writesCacheInPlace(true)
     ? Array.from({ length: model.config.numHiddenLayers }, () => ({
         ...allocateLayerCache(B, model.config.numKeyValueHeads, model.config.headDim, capacity),
@@ -210,6 +217,31 @@ export async function generateTokens(
         nextPosition[b] = (nextPosition[b] as number) + 1;
       }
       const S = (keyValid[0] as boolean[]).length;
+      if (fixed !== undefined && S > capacity) {
+        const grown = Math.min(finalLength, Math.max(S, 2 * capacity));
+        const more = grown - capacity;
+        const old = cacheFlat;
+        cacheFlat = old.map((t, i) =>
+          tf.pad(
+            t,
+            i % 2 === 0
+              ? [
+                  [0, 0],
+                  [0, 0],
+                  [0, 0],
+                  [0, more],
+                ]
+              : [
+                  [0, 0],
+                  [0, 0],
+                  [0, more],
+                  [0, 0],
+                ],
+          ),
+        );
+        tf.dispose(old);
+        capacity = grown;
+      }
       const cache: LayerCache[] = [];
       for (let i = 0; i < cacheFlat.length; i += 2) {
         const k = cacheFlat[i] as tf.Tensor4D;

@@ -1,7 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CACHE_STEPS } from '../../generate/generate.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
 import { createCausalLM } from '../../model/load.ts';
+import { selectBackend } from '../select.ts';
 import { measureWebGPUMemory, releaseWebGPUFreeBuffers } from './memory.ts';
 import { probeWebGPUAdapter } from './setup.ts';
 
@@ -63,6 +65,27 @@ describe.skipIf(adapter === undefined)(`generation memory on webgpu${skipReason}
       `generation pool bytes added (weights ${weights}): ${short.added} for 4 new tokens, ${long.added} for 40; cache ${cacheBytes(40)}; growth allowed ${allowed}; an appended cache would add ~${appended}`,
     );
     expect(long.added - short.added).toBeLessThanOrEqual(allowed);
+  });
+
+  it('grows a cache that fills up, decoding as the appended cache does', async () => {
+    const newTokens = CACHE_STEPS + 24; // the capacity doubles once, capped at the final length
+    const go = () =>
+      model.generate(prompts, { maxNewTokens: newTokens, temperature: 0, stopTokenIds: [] });
+    const grown = await go();
+    await selectBackend({ backend: 'webgpu', webgpu: { fusedKernels: { kvCache: false } } });
+    try {
+      const appended = await go();
+      expect(grown.tokenIds).toEqual(appended.tokenIds);
+      grown.logProbs.forEach((row, b) => {
+        row.forEach((lp, i) => {
+          expect(Math.abs(lp - ((appended.logProbs[b] as number[])[i] as number))).toBeLessThan(
+            1e-4,
+          );
+        });
+      });
+    } finally {
+      await selectBackend({ backend: 'webgpu' });
+    }
   });
 
   it('peaks within 2x of the weights, the KV cache and one step of activations', async () => {
