@@ -12,6 +12,7 @@ import {
   type ModelLogger,
   selectBackend,
   webgpuBindingLimit,
+  withStreamingBackprop,
 } from '@agentrl/model-tfjs';
 import * as tf from '@tensorflow/tfjs';
 import {
@@ -113,9 +114,12 @@ function stepOf(
       }
       return {
         step: async () => {
-          const { value, grads } = tf.variableGrads(
-            () => tf.sum(tf.mul(model.forward(inputs).hidden, dy)) as tf.Scalar,
-            model.trainableVariables(),
+          // The backward pass as the train steps run it (freeing gradients as it goes).
+          const { value, grads } = withStreamingBackprop(() =>
+            tf.variableGrads(
+              () => tf.sum(tf.mul(model.forward(inputs).hidden, dy)) as tf.Scalar,
+              model.trainableVariables(),
+            ),
           );
           await syncGpu();
           tf.dispose([value, ...Object.values(grads)]);

@@ -140,3 +140,4 @@ export {
   type TrainStepOptions,
   type TrainStepResult,
 } from './train/steps.ts';
+export { withStreamingBackprop } from './train/streaming-backprop.ts';
