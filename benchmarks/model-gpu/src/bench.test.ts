@@ -169,20 +169,24 @@ describe('the kernel profile', () => {
       outputShape: [8, 32],
       ms: 1,
     };
-    const p = kernelProfile([mm(false, 2), mm(false, 2), mm(true, 3), norm, undefined], 10);
-    expect(p).toMatchObject({ timed: 5, attributed: 4, kernelMs: 8 });
+    const wideNorm: TimedDispatch = { ...norm, inputShapes: [[4, 32], [32]], outputShape: [4, 32] };
+    const p = kernelProfile(
+      [mm(false, 2), mm(false, 2), mm(true, 3), norm, wideNorm, undefined],
+      10,
+    );
+    expect(p).toMatchObject({ timed: 6, attributed: 5, kernelMs: 9 });
     expect(p.entries.map((e) => [e.shapes, e.count, e.totalMs])).toEqual([
       ['[1,8,32]·[1,32,16]', 2, 4],
       ['[1,8,32]·[1,16,32]ᵀ', 1, 3],
-      ['[8,32] [32] → [8,32]', 1, 1],
+      ['[8,32] [32] → [8,32] (+1 other shapes)', 2, 2],
     ]);
     const first = p.entries[0];
-    expect(first?.flops).toBe(2 * 8 * 16 * 32);
+    expect(first?.flops).toBe(2 * 2 * 8 * 16 * 32);
     expect(first?.gflopsPerSecond).toBeCloseTo((2 * 2 * 8 * 16 * 32) / 0.004 / 1e9);
-    expect(first?.kernelShare).toBe(0.5);
+    expect(first?.kernelShare).toBeCloseTo(4 / 9);
     expect(first?.stepShare).toBe(0.4);
     expect(p.entries[2]?.flops).toBeUndefined();
-    expect(p.entries[2]?.bytes).toBe(4 * (256 + 32 + 256));
+    expect(p.entries[2]?.bytes).toBe(4 * (256 + 32 + 256) + 4 * (128 + 32 + 128));
   });
 });
 

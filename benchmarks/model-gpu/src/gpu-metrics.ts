@@ -217,11 +217,18 @@ export async function kernelTime(fn: () => Promise<unknown>): Promise<KernelTime
 
 // ---- per-kernel profile ----------------------------------------------------------------------
 
-/** The dispatches of one kernel on one set of shapes (matmuls: and transpose flags), summed. */
+/**
+ * The dispatches of one kernel and program, summed: matmuls per operand shapes and transpose
+ * flags, every other kernel over all its shapes (a decode step's attention has a new key count
+ * each step).
+ */
 export interface KernelProfileEntry {
   readonly kernel: string;
   readonly program: string;
-  /** `A·B` shapes (matmuls with `ᵀ` on a transposed operand), else inputs → output. */
+  /**
+   * Matmuls: `A·B` operand shapes, `ᵀ` on a transposed one. Others: inputs → output of the
+   * first dispatch, and how many distinct shapes the group holds when more than one.
+   */
   readonly shapes: string;
   readonly count: number;
   readonly totalMs: number;
@@ -229,10 +236,10 @@ export interface KernelProfileEntry {
   readonly kernelShare: number;
   /** Share of the step's (uninstrumented) wall time. */
   readonly stepShare: number;
-  /** Matmuls: 2·M·N·K per dispatch, and the rate achieved. */
+  /** Matmuls: 2·M·N·K summed over the dispatches, and the rate achieved. */
   readonly flops?: number;
   readonly gflopsPerSecond?: number;
-  /** Bytes of the inputs and the output (each read or written once), and the rate achieved. */
+  /** Bytes of the inputs and the output (each read or written once), summed; the rate achieved. */
   readonly bytes: number;
   readonly gbPerSecond: number;
 }
@@ -273,40 +280,54 @@ export function kernelProfile(
   dispatches: readonly (TimedDispatch | undefined)[],
   stepMs: number,
 ): KernelProfile {
-  const groups = new Map<string, { first: TimedDispatch; count: number; ms: number }>();
+  interface Group {
+    first: TimedDispatch;
+    shapes: Set<string>;
+    count: number;
+    ms: number;
+    flops: number | undefined;
+    bytes: number;
+  }
+  const groups = new Map<string, Group>();
   let kernelMs = 0;
   let attributed = 0;
   for (const d of dispatches) {
     if (d === undefined) continue;
     attributed += 1;
     kernelMs += d.ms;
-    const key = `${d.kernel}|${d.program}|${shapesOf(d)}`;
+    const shapes = shapesOf(d);
+    const flops = matmulFlops(d);
+    const bytes =
+      4 * (d.inputShapes.reduce((a, shape) => a + size(shape), 0) + size(d.outputShape));
+    const key = `${d.kernel}|${d.program}${flops === undefined ? '' : `|${shapes}`}`;
     const g = groups.get(key);
-    if (g === undefined) groups.set(key, { first: d, count: 1, ms: d.ms });
-    else {
+    if (g === undefined) {
+      groups.set(key, { first: d, shapes: new Set([shapes]), count: 1, ms: d.ms, flops, bytes });
+    } else {
+      g.shapes.add(shapes);
       g.count += 1;
       g.ms += d.ms;
+      g.bytes += bytes;
+      if (g.flops !== undefined && flops !== undefined) g.flops += flops;
     }
   }
   const entries = [...groups.values()]
-    .map(({ first, count, ms }): KernelProfileEntry => {
-      const flops = matmulFlops(first);
-      const bytes =
-        4 * (first.inputShapes.reduce((a, shape) => a + size(shape), 0) + size(first.outputShape));
-      const seconds = ms / 1000;
+    .map((g): KernelProfileEntry => {
+      const seconds = g.ms / 1000;
+      const first = shapesOf(g.first);
       return {
-        kernel: first.kernel,
-        program: first.program,
-        shapes: shapesOf(first),
-        count,
-        totalMs: ms,
-        kernelShare: kernelMs > 0 ? ms / kernelMs : 0,
-        stepShare: stepMs > 0 ? ms / stepMs : 0,
-        ...(flops === undefined
+        kernel: g.first.kernel,
+        program: g.first.program,
+        shapes: g.shapes.size > 1 ? `${first} (+${g.shapes.size - 1} other shapes)` : first,
+        count: g.count,
+        totalMs: g.ms,
+        kernelShare: kernelMs > 0 ? g.ms / kernelMs : 0,
+        stepShare: stepMs > 0 ? g.ms / stepMs : 0,
+        ...(g.flops === undefined
           ? {}
-          : { flops, gflopsPerSecond: seconds > 0 ? (flops * count) / seconds / 1e9 : 0 }),
-        bytes,
-        gbPerSecond: seconds > 0 ? (bytes * count) / seconds / 1e9 : 0,
+          : { flops: g.flops, gflopsPerSecond: seconds > 0 ? g.flops / seconds / 1e9 : 0 }),
+        bytes: g.bytes,
+        gbPerSecond: seconds > 0 ? g.bytes / seconds / 1e9 : 0,
       };
     })
     .sort((x, y) => y.totalMs - x.totalMs);
