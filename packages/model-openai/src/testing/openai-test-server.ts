@@ -2,7 +2,8 @@
  * A local server speaking the OpenAI chat-completions wire format, for tests: it answers each
  * user message with `answer(content)`, and can fail the first requests (503 by default) to test
  * retries, leave the first requests unanswered to test timeouts, or send a body that is not a
- * chat completion. It records what it received.
+ * chat completion. `GET /v1/models` lists one model, `test-model`; every other route is 404 (a
+ * server without runtime LoRA loading). It records what it received.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -61,6 +62,12 @@ export async function startOpenAITestServer(
         | { model?: string; messages?: { role: string; content: string }[] }
         | undefined;
       received.push({ body: request, authorization: req.headers.authorization });
+      if (req.method === 'GET' && req.url === '/v1/models') {
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"object":"list","data":[{"id":"test-model","object":"model"}]}');
+        return;
+      }
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
         res.writeHead(404).end('{"error":"not found"}');
         return;
