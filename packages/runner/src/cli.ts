@@ -1,5 +1,5 @@
 /**
- * The `agentrl` command line: train, eval, sft, report. `main(argv, io)` returns the exit code
+ * The `agentrl` command line: train, eval, sft, report, serve. `main(argv, io)` returns the exit code
  * so that tests call it in-process; `bin/agentrl.js` calls it with the real argv.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ESTIMATORS } from '@agentrl/algorithms';
 import {
+  ConfigError,
   closestName,
   dropArgsSeparator,
   isAgentRLError,
@@ -36,6 +37,7 @@ import { writeReport } from './report.ts';
 import { type OverlayRun, writeOverlayReport } from './report-overlay.ts';
 import { createRolloutEngine } from './rollout-engines.ts';
 import { hashFolder, writeRunInfo } from './run-info.ts';
+import { startServe } from './serve.ts';
 import { collectDemonstrations, type Demonstration, runSft } from './sft.ts';
 import { type AdvantageEstimator, Trainer } from './trainer.ts';
 
@@ -60,6 +62,7 @@ const OPTIONS = {
   'model-name': { type: 'string' },
   demos: { type: 'string' },
   out: { type: 'string', short: 'o' },
+  port: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -78,14 +81,21 @@ const FLAG_HELP: Record<FlagName, { readonly value?: string; readonly text: stri
   iterations: { value: 'N', text: 'training iterations (training.iterations)' },
   'run-dir': { value: 'DIR', text: 'the run folder (runDir)' },
   resume: { text: 'continue the run in --run-dir from its latest checkpoint' },
-  checkpoint: { value: 'DIR', text: 'evaluate this checkpoint (a checkpoints/iter-NNNNNN folder)' },
+  checkpoint: {
+    value: 'DIR',
+    text: 'eval: the checkpoint to score (a checkpoints/iter-NNNNNN folder); serve: the weights served from the start',
+  },
+  port: { value: 'N', text: 'serve: the port on 127.0.0.1 (default 8000; 0 picks a free one)' },
   split: { value: 'valid_seen|valid_unseen', text: 'the evaluation split (validation.split)' },
   episodes: { value: 'N', text: 'evaluation episodes (validation.episodes)' },
   'base-url': {
     value: 'URL',
     text: 'evaluate an OpenAI-compatible endpoint instead of a local model (model.backend=openai)',
   },
-  'model-name': { value: 'NAME', text: 'the model name sent to that endpoint (model.name)' },
+  'model-name': {
+    value: 'NAME',
+    text: 'eval: the model name sent to that endpoint (model.name); serve: the served name (default agentrl)',
+  },
   demos: {
     value: 'FILE.jsonl',
     text: 'demonstrations, one {"prompt", "response"} object a line (default: the env module\'s expert)',
@@ -148,6 +158,14 @@ const COMMANDS: Record<
       'agentrl report ARM=RUN_DIR ARM=RUN_DIR... [--out FILE]',
     ],
     flags: ['run-dir', 'out'],
+  },
+  serve: {
+    summary:
+      'serve llama.cpp on 127.0.0.1 with the OpenAI-compatible routes rollout.engine openai uses (completions with token ids and log-probs, runtime LoRA loading, full-weight reload), until stopped',
+    usage: ['agentrl serve [--checkpoint DIR] [--port N] [--set threads=1 ...]'],
+    flags: ['checkpoint', 'port', 'model-name', 'set'],
+    more: () =>
+      '\n--set key=value sets an option of the llama.cpp engine (the keys of rollout.engine.options for llama.cpp; values are read as JSON, else as text).\n',
   },
 };
 
@@ -277,7 +295,9 @@ async function train(flags: Flags, io: CliIO): Promise<number> {
   const estimator = createEstimator(config.algorithm.name, config.algorithm.options);
   const logger = loggerFor(io);
   // First, so that a bad engine setting fails before the environments and the model load.
-  const rolloutEngine = await createRolloutEngine(config.rollout.engine, logger);
+  const rolloutEngine = await createRolloutEngine(config.rollout.engine, logger, {
+    lora: config.model.options.lora !== undefined,
+  });
   try {
     return await trainWith(config, estimator, logger, rolloutEngine, flags, io);
   } finally {
@@ -506,6 +526,41 @@ async function report(args: readonly string[], flags: Flags, io: CliIO): Promise
   return 0;
 }
 
+/** `agentrl serve`: runs until SIGINT or SIGTERM. */
+async function serve(values: Flags, io: CliIO): Promise<number> {
+  const engineOptions: Record<string, unknown> = {};
+  for (const item of values.set ?? []) {
+    const eq = item.indexOf('=');
+    if (eq <= 0)
+      throw new ConfigError(`--set ${item}: write key=value, e.g. --set threads=1`, {
+        details: { field: '--set', value: item },
+      });
+    const raw = item.slice(eq + 1);
+    let value: unknown = raw;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      // Text.
+    }
+    engineOptions[item.slice(0, eq)] = value;
+  }
+  const port = values.port !== undefined ? Number(values.port) : 8000;
+  const handle = await startServe({
+    ...(values.checkpoint !== undefined ? { checkpoint: values.checkpoint } : {}),
+    ...(values['model-name'] !== undefined ? { modelName: values['model-name'] } : {}),
+    port,
+    engineOptions,
+    logger: loggerFor(io),
+  });
+  io.stdout.write(`agentrl serve: listening on ${handle.baseUrl}\n`);
+  await new Promise<void>((r) => {
+    process.once('SIGINT', () => r());
+    process.once('SIGTERM', () => r());
+  });
+  await handle.close();
+  return 0;
+}
+
 /**
  * Runs the CLI; returns the exit code. The first `--` is dropped: pnpm passes it through
  * (`pnpm agentrl -- train ...`, or `pnpm start -- --episodes 3` after a script's own arguments).
@@ -573,6 +628,8 @@ export async function main(
         return await sft(parsed.values, io);
       case 'report':
         return await report(rest, parsed.values, io);
+      case 'serve':
+        return await serve(parsed.values, io);
       default:
         return 2;
     }

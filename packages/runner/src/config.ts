@@ -71,11 +71,13 @@ export const rolloutSchema = z.strictObject({
    * `llama.cpp`: `@agentrl/engine-llamacpp` in-process, `options` going to
    * `LlamaCppEngine.create` (device, threads, parallelSequences, contextSize, kvCacheType, ...);
    * the trainer syncs the weights to it before every rollout and recomputes the old log-probs
-   * with the trained policy. Validation always runs on the trained policy.
+   * with the trained policy. `openai`: OpenAI-compatible servers (vLLM, SGLang, `agentrl serve`)
+   * through `OpenAICompletionsEngine` of `@agentrl/model-openai`, `options` going to its `create`
+   * (baseUrls, weightSync, concurrency, ...). Validation always runs on the trained policy.
    */
   engine: z
     .strictObject({
-      name: z.enum(['tfjs', 'llama.cpp']).default('tfjs'),
+      name: z.enum(['tfjs', 'llama.cpp', 'openai']).default('tfjs'),
       options: z.record(z.string(), z.unknown()).default({}),
     })
     .default({ name: 'tfjs', options: {} }),

@@ -5,15 +5,37 @@
  * generates its own rollouts.
  */
 import { ConfigError, checkOptionKeys, type RolloutEngine } from '@agentrl/core';
+import type { OpenAICompletionsEngineOptions } from '@agentrl/model-openai';
 import type { RunConfig } from './config.ts';
 import type { Logger } from './logger.ts';
 
-/** Creates the engine of `rollout.engine`, or returns undefined for `tfjs`. */
+/**
+ * Creates the engine of `rollout.engine`, or returns undefined for `tfjs`. `lora` says whether
+ * the run trains a LoRA adapter (`model.options.lora`): an `openai` engine then syncs adapters
+ * (`weightSync: 'lora'`), else full weights (`'disk'`), unless its options say otherwise.
+ */
 export async function createRolloutEngine(
   engine: RunConfig['rollout']['engine'],
   logger?: Logger,
+  run: { readonly lora?: boolean } = {},
 ): Promise<RolloutEngine | undefined> {
   if (engine.name === 'tfjs') return undefined;
+  if (engine.name === 'openai') {
+    // A dependency of the runner already (agentrl eval --base-url).
+    const mod = await import('@agentrl/model-openai');
+    checkOptionKeys(engine.options, mod.OPENAI_ENGINE_OPTIONS, 'rollout.engine.options');
+    const options = engine.options as Partial<OpenAICompletionsEngineOptions>;
+    const engineOptions = {
+      ...options,
+      baseUrls: options.baseUrls ?? [],
+      weightSync: options.weightSync ?? (run.lora === true ? 'lora' : 'disk'),
+    } as OpenAICompletionsEngineOptions;
+    const created = await mod.OpenAICompletionsEngine.create(engineOptions);
+    logger?.info(
+      `rollout engine openai: ${engineOptions.baseUrls.length} server(s), weights synced by ${engineOptions.weightSync === 'lora' ? '/v1/load_lora_adapter' : '/update_weights_from_disk'}`,
+    );
+    return created;
+  }
   let mod: typeof import('@agentrl/engine-llamacpp');
   try {
     mod = await import('@agentrl/engine-llamacpp');
