@@ -72,6 +72,7 @@ export {
 } from './rollout.ts';
 export { hashFolder, packageVersions, writeRunInfo } from './run-info.ts';
 export type { SampleStep, SampleTrajectory } from './samples.ts';
+export { type ServeHandle, type ServeOptions, startServe } from './serve.ts';
 export {
   type CollectOptions,
   collectDemonstrations,
