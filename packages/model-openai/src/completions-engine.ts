@@ -21,7 +21,7 @@
  * work with an error naming the fix.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -132,6 +132,22 @@ const modelsSchema = z.object({ data: z.array(z.object({ id: z.string() })) });
 /** Errors a retry may cure: network failures, timeouts, 408, 429 and 5xx. */
 function retryable(status: number | undefined): boolean {
   return status === undefined || status === 408 || status === 429 || status >= 500;
+}
+
+/**
+ * The base folder a model-tfjs LoRA checkpoint names in its `lora-base.json` (the model
+ * package's record of the unmerged base), or undefined. It goes to the PEFT config's
+ * `base_model_name_or_path`, as PEFT records the base it trained on.
+ */
+async function loraBaseOf(dir: string): Promise<string | undefined> {
+  try {
+    const record = JSON.parse(await readFile(join(dir, 'lora-base.json'), 'utf8')) as {
+      path?: unknown;
+    };
+    return typeof record.path === 'string' ? resolve(dir, record.path) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The root of a `/v1` base URL (SGLang's weight routes live there). */
@@ -453,7 +469,7 @@ export class OpenAICompletionsEngine implements RolloutEngine {
     const dir = join(this.#syncDir, name);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
-    await loraToPeft(source, dir, this.#models[0]);
+    await loraToPeft(source, dir, (await loraBaseOf(source)) ?? this.#models[0]);
     const timeout = this.#o.syncTimeoutMs ?? 600_000;
     await Promise.all(
       this.#urls.map((url) =>

@@ -115,6 +115,41 @@ describe('training with rollout.engine openai against agentrl serve', () => {
     }
   });
 
+  it('syncs only the adapters of a LoRA run through /v1/load_lora_adapter, with the same log-prob gap', {
+    timeout: 120_000,
+  }, async () => {
+    const loraServer = await startServe({ engineOptions: { threads: 1, parallelSequences: 4 } });
+    try {
+      const runDir = join(mkdtempSync(join(tmpdir(), 'agentrl-openai-lora-')), 'run');
+      const lora = await run([
+        'train',
+        '--preset',
+        'alfworld-cpu',
+        '--run-dir',
+        runDir,
+        ...TINY,
+        '--set',
+        `rollout.engine.options.baseUrls=["${loraServer.baseUrl}"]`,
+        '--set',
+        'model.options.lora.rank=4',
+        '--iterations',
+        '2',
+      ]);
+      expect(lora.code, lora.err).toBe(0);
+      expect(lora.err).toMatch(/weights synced by \/v1\/load_lora_adapter/);
+      const models = (await (await fetch(`${loraServer.baseUrl}/models`)).json()) as {
+        data: { id: string }[];
+      };
+      expect(models.data.map((m) => m.id)).toEqual(['agentrl-v1']);
+      for (const m of metricsOf(runDir)) {
+        expect(m['rollout/engineLogProbAbsDiff']).toBeLessThan(1e-3);
+        expect(m['rollout/engineLogProbAbsDiffMax']).toBeLessThan(1e-2);
+      }
+    } finally {
+      await loraServer.close();
+    }
+  });
+
   it('refuses an unreachable server and a server without LoRA loading before any work, naming the fix', async () => {
     const runDir = join(mkdtempSync(join(tmpdir(), 'agentrl-openai-bad-')), 'run');
     const closed = createServer();

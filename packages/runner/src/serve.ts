@@ -9,13 +9,15 @@
  * - `POST /v1/completions`: `prompt` as token ids (one list, or a list of lists), `max_tokens`,
  *   `temperature`, `top_p`, `top_k` (-1 or 0: off), `seed`, `stop_token_ids`, `logprobs`,
  *   `return_token_ids`, `return_tokens_as_token_ids`; `text` is always empty (no tokenizer here);
- * - `POST /v1/load_lora_adapter {lora_name, lora_path}`: a PEFT adapter folder on the base given
- *   at start; the adapter becomes the served model (one at a time), `/v1/unload_lora_adapter`;
+ * - `POST /v1/load_lora_adapter {lora_name, lora_path}`: a PEFT adapter folder on the base its
+ *   `base_model_name_or_path` names when that is a checkpoint folder, else on the one given at
+ *   start; the adapter becomes the served model (one at a time), `/v1/unload_lora_adapter`;
  * - `POST /update_weights_from_disk {model_path}`: full weights from a checkpoint folder.
  * Requests run one at a time on the engine. `ignore_eos` is accepted and has no effect: the
  * engine only stops on `stop_token_ids`.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -182,7 +184,14 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
       throw new HttpError(400, 'lora_name and lora_path are required');
     if (name === served || name === baseName)
       throw new HttpError(400, `The lora adapter '${name}' has already been loaded.`);
-    if (base === undefined)
+    // The adapter's own base when it names a checkpoint folder (a model-tfjs LoRA run's), else
+    // the base served from the start.
+    const named = await readFile(join(resolve(path), 'adapter_config.json'), 'utf8')
+      .then((t) => (JSON.parse(t) as { base_model_name_or_path?: unknown }).base_model_name_or_path)
+      .catch(() => undefined);
+    const adapterBase =
+      typeof named === 'string' && existsSync(join(named, 'config.json')) ? named : base;
+    if (adapterBase === undefined)
       throw new HttpError(
         400,
         'no base weights to apply an adapter on; start agentrl serve with --checkpoint DIR',
@@ -191,10 +200,11 @@ export async function startServe(options: ServeOptions = {}): Promise<ServeHandl
     const dir = await mkdtemp(join(tmpdir(), 'agentrl-serve-lora-'));
     try {
       await peftToLora(resolve(path), dir);
-      await engine.syncWeights({ version: ++version, checkpointDir: base, adapterDir: dir });
+      await engine.syncWeights({ version: ++version, checkpointDir: adapterBase, adapterDir: dir });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+    base = adapterBase;
     served = name;
     adapter = name;
     return `Success: LoRA adapter '${name}' added successfully.`;
