@@ -1,6 +1,6 @@
 /**
  * A faithful port of CPython's `difflib.SequenceMatcher(None, a, b, autojunk).ratio()` over
- * Unicode code points (spec §4.3: shared/docs/specs/gigpo.md), built on flat `Int32Array`s
+ * Unicode code points (CPython's `Lib/difflib.py`), built on flat `Int32Array`s
  * instead of dicts. GiGPO's similarity grouping and WebShop's thefuzz ratio both use it.
  *
  * Strings are first encoded as dense symbol ids (an {@link Alphabet}); the second sequence `b`
@@ -143,7 +143,7 @@ function maxSymbol(seq: Int32Array): number {
 }
 
 /**
- * Indexes `b` (CPython `__chain_b`). Autojunk (spec §4.3 step 2): when on and len(b) ≥ 200,
+ * Indexes `b` (CPython `__chain_b`). Autojunk: when on and len(b) ≥ 200,
  * every element occurring more than ⌊len/100⌋ + 1 times is "popular" and left out of b2j.
  */
 export function prepareSequence(
@@ -223,7 +223,7 @@ function ensureScratch(lb: number, la: number): void {
 }
 
 /**
- * M: the total size of CPython's matching blocks of `a` against `b` (spec §4.3 steps 3–4).
+ * M: the total size of CPython's matching blocks of `a` against `b` (`get_matching_blocks`).
  *
  * With a finite `target`, the walk stops as soon as the comparison `M >= target` is decided, and
  * the value returned is on the same side of `target` as the exact M: a partial sum once it
@@ -280,7 +280,7 @@ function matchingBlocksTotal(
     const blo = st[--sp] as number;
     const ahi = st[--sp] as number;
     const alo = st[--sp] as number;
-    // find_longest_match(alo, ahi, blo, bhi), spec §4.3 step 3.
+    // find_longest_match(alo, ahi, blo, bhi), as CPython.
     let besti = alo;
     let bestj = blo;
     let bestsize = 0;
@@ -373,7 +373,7 @@ export interface SequenceMatcherOptions {
 
 /**
  * `difflib.SequenceMatcher(None, a, b, autojunk).ratio()` over code points, bit-exact
- * (spec §4.3). Not symmetric: autojunk examines `b` only.
+ * (as CPython's, including float rounding). Not symmetric: autojunk examines `b` only.
  */
 export function sequenceMatcherRatio(
   a: string,

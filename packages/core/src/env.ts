@@ -1,6 +1,6 @@
 /**
  * The environment contract: an async, Gymnasium-shaped text environment.
- * `terminated`, `truncated` and `info.won` are three separate facts (ARCHITECTURE §3).
+ * `terminated`, `truncated` and `info.won` are three separate facts (see "Contracts" in `docs/architecture.md`).
  */
 
 /** What the agent is shown at a step, and the identity of the state it is in. */
