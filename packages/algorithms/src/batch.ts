@@ -1,5 +1,5 @@
 /**
- * Validation of a {@link StepBatch} (spec §1) and its translation into dense integer indices:
+ * Validation of a {@link StepBatch} and its translation into dense integer indices:
  * every estimator works on `Int32Array` group / trajectory indices, never on strings.
  */
 import {
@@ -11,7 +11,7 @@ import {
   type StepBatch,
 } from '@agentrl/core';
 
-/** How the episode-level population of a group is formed (spec §3). */
+/** How the episode-level population of a group is formed. */
 export type EpisodeStatistics = 'per-step-sample' | 'per-trajectory';
 
 /** A validated batch with dense indices. */
@@ -48,7 +48,7 @@ const FIELDS = [
 ] as const;
 
 /**
- * Checks the batch (spec §1 "Validation") and interns its ids. `needAnchors` is false for the
+ * Checks the batch (equal column lengths, finite rewards, integer step indices ≥ 0) and interns its ids. `needAnchors` is false for the
  * estimators that do not read anchors (GRPO, RLOO), which then accept any anchors column.
  */
 export function indexBatch(batch: StepBatch, needAnchors: boolean): IndexedBatch {
@@ -213,7 +213,7 @@ export const SHARED_OPTIONS = {
   },
 } as const satisfies Record<string, OptionSpec>;
 
-/** The invalid-action penalty coefficient c ≥ 0 (spec §8; default 0.1, 0 disables). */
+/** The invalid-action penalty coefficient c ≥ 0 (default 0.1, 0 disables). */
 export function penaltyOption(value: unknown): number {
   const c = numberOption(
     value,
@@ -228,7 +228,7 @@ export function penaltyOption(value: unknown): number {
   return c;
 }
 
-/** ε ≥ 0 added to σ (spec §5; default 1e-6). */
+/** ε ≥ 0 added to σ (default 1e-6). */
 export function epsilonOption(value: unknown): number {
   const eps = numberOption(value, SHARED_OPTIONS.epsilon.default, 'epsilon');
   if (eps < 0) {
@@ -239,7 +239,7 @@ export function epsilonOption(value: unknown): number {
   return eps;
 }
 
-/** The episode-statistics population (spec §3; default `'per-step-sample'`, the reference's). */
+/** The episode-statistics population (default `'per-step-sample'`, the reference's). */
 export function episodeStatisticsOption(value: unknown): EpisodeStatistics {
   if (value === undefined || value === null) return SHARED_OPTIONS.episodeStatistics.default;
   if (value === 'per-step-sample' || value === 'per-trajectory') return value;

@@ -1,5 +1,5 @@
 /**
- * The DAPO-style dynamic-sampling filter (Yu et al. 2025, arXiv 2503.14476; spec §8), as
+ * The DAPO-style dynamic-sampling filter (Yu et al. 2025, arXiv 2503.14476), as
  * verl-agent's `filter_group_data`: drop every group whose episode rewards are all equal.
  */
 import { InvalidInputError } from '@agentrl/core';
@@ -16,7 +16,7 @@ export interface DynamicSamplingInput {
 
 /**
  * Indices of the trajectories kept, increasing. Rewards are compared after rounding to float32,
- * as the reference does (0.1 + 0.2 and 0.3 count as equal; spec §12.21).
+ * as the reference does (0.1 + 0.2 and 0.3 count as equal).
  */
 export function filterGroupsWithEqualRewards(input: DynamicSamplingInput): Int32Array {
   const { episodeRewards, groupSize } = input;

@@ -1,5 +1,5 @@
 /**
- * Episode scores and their per-group population (spec §3, §7, §8), shared by GRPO, RLOO and the
+ * Episode scores and their per-group population, shared by GRPO, RLOO and the
  * episode level of GiGPO.
  */
 import type { EpisodeStatistics, IndexedBatch } from './batch.ts';
@@ -8,7 +8,7 @@ import { subtractInvalidActionPenalty } from './penalty.ts';
 
 /** Row scores and the statistics of each task group's population. */
 export interface EpisodeScores {
-  /** score_i = E(τ(i)) − c·[actionValid_i is false] (spec §3, §8). */
+  /** score_i = E(τ(i)) − c·[actionValid_i is false]. */
   scores: Float64Array;
   /** Population statistics per task group (index = dense group index). */
   stats: GroupStatistics;
@@ -30,7 +30,7 @@ export function episodeScores(
 ): EpisodeScores {
   const { n, groupIndex, trajectoryIndex, trajectoryCount } = ib;
   const invalid = ib.invalid;
-  // Spec §8: the penalty lowers the score of the invalid row only (in place).
+  // The penalty lowers the score of the invalid row only (in place), as the reference applies it per row.
   const scores = subtractInvalidActionPenalty(episodeRewards, invalid, penalty, episodeRewards);
   let include: Uint8Array | undefined;
   if (population === 'per-trajectory') {

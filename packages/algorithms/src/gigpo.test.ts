@@ -114,7 +114,7 @@ describe('GiGPO properties', () => {
   });
 });
 
-describe('duplicate rows (batch-padding copies, spec §1)', () => {
+describe('duplicate rows (batch-padding copies)', () => {
   // One group, trajectory A = (s0, r 0), (s1, r 10); B = (s0, r 0), (s2, r 0); then a copy of A's step 1.
   const batch = {
     groupIds: ['u', 'u', 'u', 'u', 'u'],
@@ -162,7 +162,7 @@ describe('duplicate rows (batch-padding copies, spec §1)', () => {
 });
 
 describe('similarity grouping', () => {
-  it('puts a row in the first passing cluster, compared with its first member (spec §4.2)', () => {
+  it('puts a row in the first passing cluster, compared with its first member', () => {
     const base =
       'You are in the middle of a room. Looking quickly around you, you see a cabinet 1.';
     const near = base.replace('cabinet 1', 'cabinet 2');

@@ -1,5 +1,5 @@
 /**
- * GiGPO: Group-in-Group Policy Optimization (Feng et al. 2025, arXiv 2505.10978; spec §2–§6), as
+ * GiGPO: Group-in-Group Policy Optimization (Feng et al. 2025, arXiv 2505.10978, Eq. 3–8), as
  * verl-agent's `compute_gigpo_outcome_advantage` at commit 2716b30.
  *
  * A = A^E + ω·A^S: an episode-level relative advantage over each task group (Eq. 3) plus a
@@ -23,7 +23,7 @@ import { subtractInvalidActionPenalty } from './penalty.ts';
 import { GAMMA_OPTION, gammaOption, trajectoryQuantities } from './returns.ts';
 import { exactStepGroups, similarityStepGroups } from './step-groups.ts';
 
-/** Normalisation shared by the episode and step levels (spec §5). */
+/** Normalisation shared by the episode and step levels (reference `mode`). */
 export type GiGPOMode = 'mean_norm' | 'mean_std_norm';
 
 /** Options of {@link computeGiGPOAdvantages}; every default is verl-agent's. */
@@ -32,21 +32,21 @@ export interface GiGPOOptions {
   gamma?: number;
   /**
    * `mean_norm` (F_norm = 1) or `mean_std_norm` (F_norm = std). Required: the reference's
-   * defaults disagree (config `mean_norm`, function and ALFWorld script `mean_std_norm`; spec §12.13).
+   * defaults disagree (config `mean_norm`, function and ALFWorld script `mean_std_norm`).
    */
   mode: GiGPOMode;
   /** ω in A = A^E + ω·A^S (Eq. 8). Default 1.0 (`step_advantage_w`). */
   stepAdvantageWeight?: number;
-  /** c subtracted from the score and the step return of rows with an invalid action (§8). Default 0.1; 0 disables. */
+  /** c subtracted from the score and the step return of rows with an invalid action (reference `invalid_action_penalty_coef`). Default 0.1; 0 disables. */
   invalidActionPenalty?: number;
   /**
-   * θ ∈ (0, 1): group anchors by difflib ratio ≥ θ (§4.2, reference `enable_similarity` with
-   * `similarity_thresh`, 0.95 when enabled). Absent (the default): exact anchor matching (§4.1).
+   * θ ∈ (0, 1): group anchors by difflib ratio ≥ θ (reference `enable_similarity` with
+   * `similarity_thresh`, 0.95 when enabled). Absent (the default): exact anchor matching.
    */
   similarityThreshold?: number;
-  /** ε added to σ (§5). Default 1e-6. */
+  /** ε added to σ. Default 1e-6. */
   epsilon?: number;
-  /** Episode-level population (§3). Default `'per-step-sample'` (reference); `'per-trajectory'` is the paper's Eq. 3. */
+  /** Episode-level population. Default `'per-step-sample'` (reference); `'per-trajectory'` is the paper's Eq. 3. */
   episodeStatistics?: EpisodeStatistics;
 }
 
@@ -72,15 +72,15 @@ export const GIGPO_OPTIONS = {
 export interface GiGPOResult {
   /** A = A^E + ω·A^S (Eq. 8). */
   advantages: Float64Array;
-  /** A^E (Eq. 3, spec §3). */
+  /** A^E (Eq. 3). */
   episodeAdvantages: Float64Array;
-  /** A^S (Eq. 7, spec §5); exactly 0 in a singleton step group. */
+  /** A^S (Eq. 7); exactly 0 in a singleton step group. */
   stepAdvantages: Float64Array;
   /** Discounted return R of the row's step, without penalty (Eq. 5). */
   stepReturns: Float64Array;
-  /** R − c·[invalid]: the value grouped at the step level (spec §5). */
+  /** R − c·[invalid]: the value grouped at the step level. */
   penalizedStepReturns: Float64Array;
-  /** E(τ) − c·[invalid] (spec §3). */
+  /** E(τ) − c·[invalid]. */
   episodeScores: Float64Array;
   /** Step-group labels, 0, 1, … by first appearance; equal labels ⇔ same step group. */
   stepGroupIds: Int32Array;
@@ -127,35 +127,36 @@ export function computeGiGPOAdvantages(batch: StepBatch, options: GiGPOOptions):
   const { n } = ib;
   const invalid = ib.invalid;
 
-  // Eq. 5 (spec §2): discounted returns over distinct steps; copies take their original's values.
+  // Eq. 5: discounted returns over distinct steps; copies take their original's values.
   const { stepReturns, episodeRewards } = trajectoryQuantities(ib, gamma);
 
-  // Eq. 3 (spec §3): episode-level relative advantage; the same computation as GRPO.
+  // Eq. 3: episode-level relative advantage; the same computation as GRPO.
   const episode = episodeScores(ib, episodeRewards, penalty, population);
   const episodeAdvantages = episodeRelativeAdvantages(ib, episode, normalizeByStd, epsilon);
 
-  // Eq. 6 (spec §4): anchor-state step groups inside each task group.
+  // Eq. 6: anchor-state step groups inside each task group.
   const groups =
     threshold === undefined ? exactStepGroups(ib) : similarityStepGroups(ib, threshold);
   const stepGroupIds = groups.labels;
 
-  // Spec §8: the penalty is subtracted after discounting, from the invalid row's return only.
+  // The penalty is subtracted after discounting, from the invalid row's return only (reference
+  // `apply_invalid_action_penalty` runs after `compute_step_discounted_returns`).
   const penalizedStepReturns = subtractInvalidActionPenalty(stepReturns, invalid, penalty);
 
-  // Eq. 7 (spec §5): step-level relative advantage over every row of the step group.
+  // Eq. 7: step-level relative advantage over every row of the step group.
   const stats = groupStatistics(penalizedStepReturns, stepGroupIds, groups.count);
   const stepAdvantages = new Float64Array(n);
   const advantages = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const s = stepGroupIds[i] as number;
     let a = 0;
-    // A singleton step group has μ = v, so A^S = 0 in both modes (spec §12.4).
+    // A singleton step group has μ = v, so A^S = 0 in both modes (as in the reference).
     if ((stats.count[s] as number) >= 2) {
       const d = (penalizedStepReturns[i] as number) - (stats.mean[s] as number);
       a = normalizeByStd ? d / ((stats.std[s] as number) + epsilon) : d;
     }
     stepAdvantages[i] = a;
-    // Eq. 8 (spec §6): A = A^E + ω·A^S.
+    // Eq. 8: A = A^E + ω·A^S.
     advantages[i] = (episodeAdvantages[i] as number) + omega * a;
   }
 

@@ -1,6 +1,6 @@
 /**
  * Population statistics per integer group label: mean and unbiased standard deviation, computed
- * in two passes in float64 (spec §1: `std` = sqrt(Σ(x−mean)²/(m−1)) for m ≥ 2).
+ * in two passes in float64 (`std` = sqrt(Σ(x−mean)²/(m−1)) for m ≥ 2, torch's unbiased std).
  */
 
 /** Per-group population size, mean and unbiased std (std is 0 for m < 2, mean 0 for m = 0). */

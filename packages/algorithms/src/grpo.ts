@@ -1,7 +1,7 @@
 /**
  * GRPO's group-relative outcome advantage (Shao et al. 2024, DeepSeekMath Eq. 3 / outcome
- * supervision; spec §7), as verl-agent's `compute_grpo_outcome_advantage`, which is also the
- * episode-level advantage A^E of GiGPO (paper Eq. 3, spec §3).
+ * supervision), as verl-agent's `compute_grpo_outcome_advantage`, which is also the
+ * episode-level advantage A^E of GiGPO (paper Eq. 3).
  */
 import type { OptionsSchema, StepBatch } from '@agentrl/core';
 import {
@@ -43,9 +43,9 @@ export const GRPO_OPTIONS = {
 
 /** GRPO advantages of every row. */
 export interface GRPOResult {
-  /** A_i (spec §7). */
+  /** A_i. */
   advantages: Float64Array;
-  /** score_i = E(τ) − c·[invalid] (spec §3). */
+  /** score_i = E(τ) − c·[invalid]. */
   episodeScores: Float64Array;
 }
 
@@ -70,8 +70,8 @@ export function computeGRPOAdvantages(batch: StepBatch, options?: GRPOOptions): 
 }
 
 /**
- * A^E_i of every row (paper Eq. 3, spec §3 / §7). A group whose population is a single value
- * uses μ = 0, σ = 1 (reference quirk §12.3: the advantage is the raw score, not 0).
+ * A^E_i of every row (paper Eq. 3). A group whose population is a single value uses μ = 0,
+ * σ = 1, as the reference does: the advantage is the raw score, not 0.
  */
 export function episodeRelativeAdvantages(
   ib: IndexedBatch,

@@ -1,17 +1,17 @@
 /**
  * Options and validation shared by the tensor losses (`losses.ts`) and their float64 reference
- * versions (`losses-reference.ts`). Spec §11; defaults are verl-agent's `ppo_trainer.yaml`.
+ * versions (`losses-reference.ts`). Defaults are verl-agent's `ppo_trainer.yaml`.
  */
 import { ConfigError } from '@agentrl/core';
 
-/** How a [batch, token] loss matrix becomes a scalar (spec §11.3). */
+/** How a [batch, token] loss matrix becomes a scalar (reference `loss_agg_mode`). */
 export type LossAggMode =
   | 'token-mean'
   | 'seq-mean-token-mean'
   | 'seq-mean-token-sum'
   | 'seq-mean-token-sum-norm';
 
-/** Every aggregation mode, in the order of spec §11.3. */
+/** Every aggregation mode of the reference's `agg_loss`. */
 export const LOSS_AGG_MODES: readonly LossAggMode[] = [
   'token-mean',
   'seq-mean-token-mean',
@@ -19,7 +19,7 @@ export const LOSS_AGG_MODES: readonly LossAggMode[] = [
   'seq-mean-token-sum-norm',
 ];
 
-/** KL estimators of spec §11.2 (aliases included; `full` is not supported, as in the reference). */
+/** KL estimators of the reference's `kl_penalty` (aliases included; `full` is not supported, as in the reference). */
 export type KLPenaltyType = 'kl' | 'k1' | 'abs' | 'mse' | 'k2' | 'low_var_kl' | 'k3';
 
 const KL_TYPES: readonly KLPenaltyType[] = ['kl', 'k1', 'abs', 'mse', 'k2', 'low_var_kl', 'k3'];
@@ -27,10 +27,10 @@ const KL_TYPES: readonly KLPenaltyType[] = ['kl', 'k1', 'abs', 'mse', 'k2', 'low
 /** The epsilon of the masked token-mean (reference `masked_mean`). */
 export const TOKEN_MEAN_EPSILON = 1e-8;
 
-/** The clamp applied to `low_var_kl` only (spec §11.2). */
+/** The clamp applied to `low_var_kl` only (as the reference). */
 export const LOW_VAR_KL_CLAMP = 10;
 
-/** Options of the dual-clip PPO policy loss (spec §11.1). */
+/** Options of the dual-clip PPO policy loss. */
 export interface PolicyLossOptions {
   /** Symmetric clip range ε used when `clipRatioLow`/`clipRatioHigh` are absent. Reference default 0.2. */
   clipRatio?: number;
@@ -44,7 +44,7 @@ export interface PolicyLossOptions {
   lossAggMode?: LossAggMode;
 }
 
-/** Options of the combined actor loss (spec §11.4). */
+/** Options of the combined actor loss. */
 export interface ActorLossOptions extends PolicyLossOptions {
   /** Weight of the entropy bonus; 0 skips the entropy term. Reference default 0.001. */
   entropyCoeff?: number;
@@ -93,7 +93,7 @@ function finiteOption(value: unknown, field: string): number {
   return value;
 }
 
-/** Applies the defaults of spec §11.1 and validates (C > 1, as the reference asserts). */
+/** Applies the reference's defaults and validates (C > 1, as the reference asserts). */
 export function resolvePolicyLossOptions(
   options: PolicyLossOptions = {},
 ): ResolvedPolicyLossOptions {
@@ -122,7 +122,7 @@ export interface ResolvedActorLossOptions extends ResolvedPolicyLossOptions {
   klLossType: KLPenaltyType;
 }
 
-/** Applies the defaults of spec §11.4. */
+/** Applies the reference's defaults. */
 export function resolveActorLossOptions(options: ActorLossOptions = {}): ResolvedActorLossOptions {
   return {
     ...resolvePolicyLossOptions(options),

@@ -1,5 +1,5 @@
 /**
- * Plain-array float64 versions of the loss functions of spec §11, for tests and for checking a
+ * Plain-array float64 versions of the loss functions (`losses.ts`), for tests and for checking a
  * tensor backend. They follow verl-agent's `core_algos.py` / `torch_functional.py` line by line;
  * the tensor versions in `losses.ts` compute the same formulas with tfjs ops.
  *
@@ -78,7 +78,7 @@ export function maskedMeanReference(values: Matrix, mask: Matrix): number {
   return num / (den + TOKEN_MEAN_EPSILON);
 }
 
-/** Aggregates a loss matrix into a scalar (spec §11.3, reference `agg_loss`). */
+/** Aggregates a loss matrix into a scalar (reference `agg_loss`). */
 export function aggLossReference(
   lossMat: Matrix,
   lossMask: Matrix,
@@ -97,14 +97,14 @@ export function aggLossReference(
       sum += at(lossMat, b, t) * m;
       count += m;
     }
-    // seq-mean-token-mean has no epsilon: a fully masked row gives NaN, as in the reference (§12.22).
+    // seq-mean-token-mean has no epsilon: a fully masked row gives NaN, as in the reference.
     total += mode === 'seq-mean-token-mean' ? sum / count : sum;
   }
-  // seq-mean-token-sum-norm divides by the padded length L, not by the row count (§11.3).
+  // seq-mean-token-sum-norm divides by the padded length L, not by the row count (as the reference).
   return mode === 'seq-mean-token-sum-norm' ? total / cols : total / rows;
 }
 
-/** Result of the dual-clip PPO policy loss (spec §11.1). */
+/** Result of the dual-clip PPO policy loss. */
 export interface PolicyLossResult<T> {
   /** Aggregated per-token loss. */
   pgLoss: T;
@@ -124,7 +124,7 @@ export interface PolicyLossInputs<M> {
   responseMask: M;
 }
 
-/** Dual-clip PPO policy loss in float64 (spec §11.1, reference `compute_policy_loss`). */
+/** Dual-clip PPO policy loss in float64 (reference `compute_policy_loss`). */
 export function policyLossReference(
   inputs: PolicyLossInputs<Matrix>,
   options: PolicyLossOptions = {},
@@ -146,7 +146,7 @@ export function policyLossReference(
     const l3 = -a * clipRatioC;
     (clipped[b] as number[])[t] = l2 > l1 ? 1 : 0;
     (lower[b] as number[])[t] = lc > l3 && a < 0 ? 1 : 0;
-    // Dual clip only for negative advantages (§12.24).
+    // Dual clip only for negative advantages (as the reference).
     return a < 0 ? Math.min(l3, lc) : lc;
   });
   return {
@@ -157,7 +157,7 @@ export function policyLossReference(
   };
 }
 
-/** One KL estimate per token (spec §11.2, reference `kl_penalty`); only `low_var_kl` is clamped. */
+/** One KL estimate per token (reference `kl_penalty`); only `low_var_kl` is clamped. */
 export function klPenaltyReference(
   logProb: Matrix,
   refLogProb: Matrix,
@@ -186,7 +186,7 @@ export function klPenaltyReference(
   });
 }
 
-/** Entropy of softmax(z) per token: logsumexp(z) − Σ softmax(z)·z, max-shifted (spec §11.4). */
+/** Entropy of softmax(z) per token: logsumexp(z) − Σ softmax(z)·z, max-shifted (reference `entropy_from_logits`). */
 export function entropyFromLogitsReference(
   logits: ArrayLike<ArrayLike<ArrayLike<number>>>,
 ): number[][] {
@@ -218,7 +218,7 @@ export interface ActorLossInputs<M, L> extends PolicyLossInputs<M> {
   logits?: L;
 }
 
-/** Result of the actor loss (spec §11.4). */
+/** Result of the actor loss. */
 export interface ActorLossResult<T> extends PolicyLossResult<T> {
   /** Aggregated entropy (absent when `logits` were not given). */
   entropyLoss?: T;
@@ -228,7 +228,7 @@ export interface ActorLossResult<T> extends PolicyLossResult<T> {
   policyLoss: T;
 }
 
-/** The actor loss of one micro-batch in float64 (spec §11.4, reference `dp_actor.update_policy`). */
+/** The actor loss of one micro-batch in float64 (reference `dp_actor.update_policy`). */
 export function actorLossReference(
   inputs: ActorLossInputs<Matrix, ArrayLike<ArrayLike<ArrayLike<number>>>>,
   options: ActorLossOptions = {},

@@ -1,5 +1,5 @@
 /**
- * The PPO actor loss of spec §11 written with `@tensorflow/tfjs-core` ops, so that it runs on any
+ * The PPO actor loss of verl-agent's actor (`verl/trainer/ppo/core_algos.py`) written with `@tensorflow/tfjs-core` ops, so that it runs on any
  * tfjs backend and is differentiable with `tf.grad` / `tf.variableGrads` (load `@tensorflow/tfjs`
  * or a backend package that registers gradients: tfjs-core alone registers none).
  *
@@ -65,7 +65,7 @@ export function maskedMean(values: tf.Tensor, mask: tf.Tensor): tf.Scalar {
   });
 }
 
-/** Aggregates a `[batch, token]` loss matrix into a scalar (spec §11.3, reference `agg_loss`). */
+/** Aggregates a `[batch, token]` loss matrix into a scalar (reference `agg_loss`). */
 export function aggLoss(
   lossMat: tf.Tensor,
   lossMask: tf.Tensor,
@@ -84,19 +84,19 @@ export function aggLoss(
     const seqSums = tf.sum(tf.mul(lossMat, m), -1);
     switch (mode) {
       case 'seq-mean-token-mean':
-        // No epsilon: a fully masked row gives NaN, as in the reference (§12.22).
+        // No epsilon: a fully masked row gives NaN, as in the reference.
         return tf.mean(tf.div(seqSums, tf.sum(m, -1))) as tf.Scalar;
       case 'seq-mean-token-sum':
         return tf.mean(seqSums) as tf.Scalar;
       case 'seq-mean-token-sum-norm':
-        // Divided by the padded length L (mask.shape[-1]), not by the row count (§11.3).
+        // Divided by the padded length L (mask.shape[-1]), not by the row count, as the reference.
         return tf.div(tf.sum(seqSums), lossMat.shape[1] as number) as tf.Scalar;
     }
   });
 }
 
 /**
- * Dual-clip PPO policy loss (spec §11.1, reference `compute_policy_loss`; dual clip from
+ * Dual-clip PPO policy loss (reference `compute_policy_loss`; dual clip from
  * Ye et al. 2019, arXiv 1912.09729). Differentiable in `logProb`.
  */
 export function policyLoss(
@@ -112,11 +112,11 @@ export function policyLoss(
     const logRatio = tf.sub(logProb, oldLogProb);
     const ratio = tf.exp(logRatio);
     const negAdv = tf.neg(advantages);
-    // L1 = −A·ρ, L2 = −A·clamp(ρ, 1−ε_low, 1+ε_high), Lc = max(L1, L2) (§11.1).
+    // L1 = −A·ρ, L2 = −A·clamp(ρ, 1−ε_low, 1+ε_high), Lc = max(L1, L2).
     const l1 = tf.mul(negAdv, ratio);
     const l2 = tf.mul(negAdv, tf.clipByValue(ratio, 1 - clipLow, 1 + clipHigh));
     const lc = tf.maximum(l1, l2);
-    // L3 = −A·C; the dual clip applies to negative advantages only (§12.24).
+    // L3 = −A·C; the dual clip applies to negative advantages only (as the reference).
     const l3 = tf.mul(negAdv, clipRatioC);
     const isNeg = tf.less(advantages, 0);
     const lossTok = tf.where(isNeg, tf.minimum(l3, lc), lc);
@@ -132,7 +132,7 @@ export function policyLoss(
   });
 }
 
-/** One KL estimate per token (spec §11.2, reference `kl_penalty`); only `low_var_kl` is clamped to ±10. */
+/** One KL estimate per token (reference `kl_penalty`); only `low_var_kl` is clamped to ±10. */
 export function klPenalty(
   logProb: tf.Tensor,
   refLogProb: tf.Tensor,
@@ -162,7 +162,8 @@ export function klPenalty(
 }
 
 /**
- * Entropy of softmax(z) over the last axis: logsumexp(z) − Σ softmax(z)·z (spec §11.4). tfjs's
+ * Entropy of softmax(z) over the last axis: logsumexp(z) − Σ softmax(z)·z (reference
+ * `entropy_from_logits`). tfjs's
  * `logSumExp` and `softmax` shift by the maximum, so logits of 100+ do not overflow.
  */
 export function entropyFromLogits(logits: tf.Tensor): tf.Tensor {
@@ -175,7 +176,7 @@ export function entropyFromLogits(logits: tf.Tensor): tf.Tensor {
 }
 
 /**
- * The actor loss of one micro-batch (spec §11.4):
+ * The actor loss of one micro-batch (as verl's `dp_actor.update_policy` forms it):
  * `pgLoss − entropyCoeff·agg(entropy) + klLossCoef·agg(kl)`. The entropy term needs `logits`
  * (already divided by the temperature) when `entropyCoeff ≠ 0`; the KL term needs `refLogProb`
  * when `klLossCoef ≠ 0`. Divide by the number of micro-batches yourself (gradient accumulation).

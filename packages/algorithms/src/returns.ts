@@ -1,9 +1,9 @@
 /**
- * Discounted step returns (paper Eq. 5, spec §2) and episode rewards (spec §3), in O(n).
+ * Discounted step returns (paper Eq. 5) and episode rewards, in O(n).
  *
  * Rows are bucketed by trajectory with a stable counting sort; inside a trajectory the distinct
  * steps are ordered by `stepIndex` (rows that repeat a `(trajectoryId, stepIndex)` are the
- * trainer's padding copies and take the values of the first such row in batch order, spec §1).
+ * trainer's padding copies and take the values of the first such row in batch order).
  */
 import { ConfigError, type OptionSpec, type OptionsSchema, type StepBatch } from '@agentrl/core';
 import { type IndexedBatch, indexBatch, numberOption, optionsObject } from './batch.ts';
@@ -19,13 +19,13 @@ export interface StepReturnsOptions {
 
 /** Per-row trajectory quantities. */
 export interface StepReturns {
-  /** R_t = Σ_{k≥t} γ^{k−t} r_k of the row's step, no bootstrap (spec §2). */
+  /** R_t = Σ_{k≥t} γ^{k−t} r_k of the row's step, no bootstrap. */
   stepReturns: Float64Array;
-  /** E(τ) = Σ_t r_t of the row's trajectory, undiscounted (spec §3). */
+  /** E(τ) = Σ_t r_t of the row's trajectory, undiscounted. */
   episodeRewards: Float64Array;
 }
 
-/** Discounted step returns and episode rewards of every row (spec §2, §3). */
+/** Discounted step returns and episode rewards of every row. */
 export function computeStepReturns(batch: StepBatch, options?: StepReturnsOptions): StepReturns {
   const o = optionsObject(options, false, STEP_RETURNS_OPTIONS, 'computeStepReturns options');
   return trajectoryQuantities(indexBatch(batch, false), gammaOption(o.gamma));
@@ -97,7 +97,7 @@ export function trajectoryQuantities(ib: IndexedBatch, gamma: number): StepRetur
       rows.sort((a, b) => (steps[a] as number) - (steps[b] as number));
       order.set(rows, lo);
     }
-    // Paper Eq. 5 / spec §2: R_t = r_t + γ·R_{t+1}, R_T = 0, over the distinct steps only; a
+    // Paper Eq. 5: R_t = r_t + γ·R_{t+1}, R_T = 0, over the distinct steps only; a
     // repeated (trajectory, step) row is a padding copy and takes its original's return.
     let running = 0;
     let k = hi - 1;
@@ -109,7 +109,7 @@ export function trajectoryQuantities(ib: IndexedBatch, gamma: number): StepRetur
       for (let c = first; c <= k; c++) stepReturns[order[c] as number] = running;
       k = first - 1;
     }
-    // Spec §3: E(τ) = Σ_t r_t over the distinct steps, in step order.
+    // E(τ) = Σ_t r_t over the distinct steps, in step order.
     let episode = 0;
     for (let c = lo; c < hi; c++) {
       if (c === lo || steps[order[c] as number] !== steps[order[c - 1] as number]) {
@@ -147,13 +147,13 @@ function contiguousFastPath(
     const t = trajectoryIndex[end - 1] as number;
     let begin = end - 1;
     while (begin > 0 && trajectoryIndex[begin - 1] === t) begin--;
-    // Paper Eq. 5 / spec §2: R_t = r_t + γ·R_{t+1}, R_T = 0.
+    // Paper Eq. 5: R_t = r_t + γ·R_{t+1}, R_T = 0.
     let running = 0;
     for (let i = end - 1; i >= begin; i--) {
       running = (rewards[i] as number) + gamma * running;
       stepReturns[i] = running;
     }
-    // Spec §3: E(τ) = Σ_t r_t in step order.
+    // E(τ) = Σ_t r_t in step order.
     let episode = 0;
     for (let i = begin; i < end; i++) episode += rewards[i] as number;
     for (let i = begin; i < end; i++) episodeRewards[i] = episode;

@@ -1,5 +1,5 @@
 /**
- * RLOO's leave-one-out outcome advantage (Ahmadian et al. 2024; spec §7), as verl-agent's
+ * RLOO's leave-one-out outcome advantage (Ahmadian et al. 2024), as verl-agent's
  * `compute_rloo_outcome_advantage`.
  */
 import type { OptionsSchema, StepBatch } from '@agentrl/core';
@@ -23,7 +23,7 @@ export interface RLOOOptions {
   epsilon?: number;
   /**
    * Population of the group mean. Default `'per-step-sample'` (the reference's): m then counts
-   * step samples, not trajectories (spec §12.8).
+   * step samples, not trajectories (as the reference counts them).
    */
   episodeStatistics?: EpisodeStatistics;
 }
@@ -40,9 +40,9 @@ export const RLOO_OPTIONS = {
 
 /** RLOO advantages of every row. */
 export interface RLOOResult {
-  /** A_i (spec §7). */
+  /** A_i. */
   advantages: Float64Array;
-  /** score_i = E(τ) − c·[invalid] (spec §3). */
+  /** score_i = E(τ) − c·[invalid]. */
   episodeScores: Float64Array;
 }
 
@@ -60,7 +60,7 @@ export function computeRLOOAdvantages(batch: StepBatch, options?: RLOOOptions): 
     const g = ib.groupIndex[i] as number;
     const m = stats.count[g] as number;
     const s = scores[i] as number;
-    // Spec §7, in the reference's float64 evaluation order: s·m/(m−1) − μ·m/(m−1); m = 1 keeps s.
+    // In the reference's float64 evaluation order: s·m/(m−1) − μ·m/(m−1); m = 1 keeps s.
     advantages[i] = m > 1 ? (s * m) / (m - 1) - ((stats.mean[g] as number) * m) / (m - 1) : s;
   }
   return { advantages, episodeScores: scores };

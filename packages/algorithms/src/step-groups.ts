@@ -1,5 +1,5 @@
 /**
- * Anchor-state grouping (paper Eq. 6, spec §4): step groups are formed inside each task group,
+ * Anchor-state grouping (paper Eq. 6): step groups are formed inside each task group,
  * by exact anchor equality or by greedy first-fit clustering on difflib's ratio.
  */
 
@@ -25,7 +25,7 @@ export interface StepGroups {
 }
 
 /**
- * Exact grouping (spec §4.1): rows of one task group with identical anchor strings (code-point
+ * Exact grouping: rows of one task group with identical anchor strings (code-point
  * equality, no normalisation) share a step group. Independent of row order up to renaming.
  */
 export function exactStepGroups(ib: IndexedBatch): StepGroups {
@@ -83,7 +83,7 @@ interface GroupState {
 }
 
 /**
- * Similarity grouping (spec §4.2), exactly the reference's greedy clustering: per task group, in
+ * Similarity grouping, exactly the reference's greedy clustering (`enable_similarity`): per task group, in
  * batch order, a row joins the first cluster (in creation order) whose representative — its first
  * member, never changed — has `ratio(anchor, rep) ≥ θ`, else founds a new cluster.
  *
@@ -139,7 +139,7 @@ export function similarityStepGroups(ib: IndexedBatch, threshold: number): StepG
   return { labels, count };
 }
 
-/** ratio(anchor, rep) ≥ θ, with the new anchor as `a` and the representative as `b` (spec §4.2). */
+/** ratio(anchor, rep) ≥ θ, with the new anchor as `a` and the representative as `b` (as the reference). */
 function similarEnough(
   anchor: string,
   a: EncodedSequence,
