@@ -138,98 +138,112 @@ export function decoderForward(
       ? (tf.gather(get('model.embed_tokens.weight'), flatIds) as tf.Tensor2D)
       : gatherSplitRows(embedding, flatIds);
   const newCache: LayerCache[] = [];
+  const onWebGPU = tf.getBackend() === 'webgpu';
   for (let l = 0; l < config.numHiddenLayers; l++) {
-    const p = `model.layers.${l}`;
-    const h = rmsNorm(x, get(`${p}.input_layernorm.weight`) as tf.Tensor1D, eps);
-    const frozen = adapters !== undefined;
-    const adapter = (name: string) => adapters?.(`${p}.${name}.weight`);
-    const proj = (name: string) =>
-      linear(
-        h,
-        get(`${p}.self_attn.${name}.weight`) as tf.Tensor2D,
-        optional(get, `${p}.self_attn.${name}.bias`, config.attentionBias),
-        { frozen, lora: adapter(`self_attn.${name}`), inference },
-      );
-    const q = rotary(
-      tf.reshape(proj('q_proj'), [B, T, nh, d]),
-      qTables.cos,
-      qTables.sin,
-      rope.rotateHalf,
-    ) as tf.Tensor4D;
-    // Keys are kept transposed, [B, nkv, d, S], so attention never transposes the whole cache.
-    let past = inputs.cache?.[l];
-    let k: tf.Tensor4D;
-    let v: tf.Tensor4D;
+    // On webgpu, one scope per layer: the layer's temporaries that no gradient saved (LoRA's
+    // partial products, pre-residual sums, ...) are freed when it ends, not held until the whole
+    // forward pass ends; what a gradient needs is kept by the tape. Not on the other backends:
+    // on wasm the earlier frees moved the runner's llama.cpp resume test's log-prob metrics by
+    // ~6e-9 between a resumed and an uninterrupted run (past its tolerance); the cause is not
+    // yet known.
+    const layerInput = x;
     let length: number | undefined;
-    if (rows !== undefined && past?.length !== undefined) {
-      writeKeys(proj('k_proj'), rows.cos, rows.sin, B, nkv, past.k, past.length);
-      writeValues(proj('v_proj'), B, nkv, past.v, past.length);
-      k = past.k;
-      v = past.v;
-      length = past.length + T;
-    } else if (rows !== undefined) {
-      k = appendKeys(proj('k_proj'), rows.cos, rows.sin, B, nkv, past?.k);
-      v = appendValues(proj('v_proj'), B, nkv, past?.v);
-    } else {
-      if (past?.length !== undefined) {
-        // A fixed-capacity cache on the composed path: its written part, appended to as usual.
-        const n = past.length;
-        past =
-          n === 0
-            ? undefined
-            : {
-                k: tf.slice(past.k, [0, 0, 0, 0], [B, nkv, d, n]),
-                v: tf.slice(past.v, [0, 0, 0, 0], [B, nkv, n, d]),
-              };
+    const scoped = onWebGPU ? tf.tidy : <T extends tf.TensorContainer>(fn: () => T): T => fn();
+    const out = scoped(() => {
+      let x = layerInput;
+      const p = `model.layers.${l}`;
+      const h = rmsNorm(x, get(`${p}.input_layernorm.weight`) as tf.Tensor1D, eps);
+      const frozen = adapters !== undefined;
+      const adapter = (name: string) => adapters?.(`${p}.${name}.weight`);
+      const proj = (name: string) =>
+        linear(
+          h,
+          get(`${p}.self_attn.${name}.weight`) as tf.Tensor2D,
+          optional(get, `${p}.self_attn.${name}.bias`, config.attentionBias),
+          { frozen, lora: adapter(`self_attn.${name}`), inference },
+        );
+      const q = rotary(
+        tf.reshape(proj('q_proj'), [B, T, nh, d]),
+        qTables.cos,
+        qTables.sin,
+        rope.rotateHalf,
+      ) as tf.Tensor4D;
+      // Keys are kept transposed, [B, nkv, d, S], so attention never transposes the whole cache.
+      let past = inputs.cache?.[l];
+      let k: tf.Tensor4D;
+      let v: tf.Tensor4D;
+      if (rows !== undefined && past?.length !== undefined) {
+        writeKeys(proj('k_proj'), rows.cos, rows.sin, B, nkv, past.k, past.length);
+        writeValues(proj('v_proj'), B, nkv, past.v, past.length);
+        k = past.k;
+        v = past.v;
+        length = past.length + T;
+      } else if (rows !== undefined) {
+        k = appendKeys(proj('k_proj'), rows.cos, rows.sin, B, nkv, past?.k);
+        v = appendValues(proj('v_proj'), B, nkv, past?.v);
+      } else {
+        if (past?.length !== undefined) {
+          // A fixed-capacity cache on the composed path: its written part, appended to as usual.
+          const n = past.length;
+          past =
+            n === 0
+              ? undefined
+              : {
+                  k: tf.slice(past.k, [0, 0, 0, 0], [B, nkv, d, n]),
+                  v: tf.slice(past.v, [0, 0, 0, 0], [B, nkv, n, d]),
+                };
+        }
+        const kNew = tf.transpose(
+          rotary(
+            tf.reshape(proj('k_proj'), [B, T, nkv, d]),
+            kTables.cos,
+            kTables.sin,
+            rope.rotateHalf,
+          ),
+          [0, 2, 3, 1],
+        ) as tf.Tensor4D;
+        const vNew = tf.transpose(
+          tf.reshape(proj('v_proj'), [B, T, nkv, d]),
+          [0, 2, 1, 3],
+        ) as tf.Tensor4D;
+        k = past === undefined ? kNew : (tf.concat([past.k, kNew], 3) as tf.Tensor4D);
+        v = past === undefined ? vNew : (tf.concat([past.v, vNew], 2) as tf.Tensor4D);
       }
-      const kNew = tf.transpose(
-        rotary(
-          tf.reshape(proj('k_proj'), [B, T, nkv, d]),
-          kTables.cos,
-          kTables.sin,
-          rope.rotateHalf,
-        ),
-        [0, 2, 3, 1],
-      ) as tf.Tensor4D;
-      const vNew = tf.transpose(
-        tf.reshape(proj('v_proj'), [B, T, nkv, d]),
-        [0, 2, 1, 3],
-      ) as tf.Tensor4D;
-      k = past === undefined ? kNew : (tf.concat([past.k, kNew], 3) as tf.Tensor4D);
-      v = past === undefined ? vNew : (tf.concat([past.v, vNew], 2) as tf.Tensor4D);
-    }
-    newCache.push(length === undefined ? { k, v } : { k, v, length });
-    const attn = attention(q, k, v, inputs.mask, inference);
-    x = linear(
-      attn,
-      get(`${p}.self_attn.o_proj.weight`) as tf.Tensor2D,
-      optional(get, `${p}.self_attn.o_proj.bias`, config.outputBias),
-      { frozen, lora: adapter('self_attn.o_proj'), residual: x, inference },
-    );
-    const h2 = rmsNorm(x, get(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, eps);
-    x = mlp(
-      h2,
-      get(`${p}.mlp.gate_proj.weight`) as tf.Tensor2D,
-      get(`${p}.mlp.up_proj.weight`) as tf.Tensor2D,
-      get(`${p}.mlp.down_proj.weight`) as tf.Tensor2D,
-      config.mlpBias
-        ? {
-            gate: get(`${p}.mlp.gate_proj.bias`) as tf.Tensor1D,
-            up: get(`${p}.mlp.up_proj.bias`) as tf.Tensor1D,
-            down: get(`${p}.mlp.down_proj.bias`) as tf.Tensor1D,
-          }
-        : undefined,
-      {
-        frozen,
-        lora: {
-          gate: adapter('mlp.gate_proj'),
-          up: adapter('mlp.up_proj'),
-          down: adapter('mlp.down_proj'),
+      const attn = attention(q, k, v, inputs.mask, inference);
+      x = linear(
+        attn,
+        get(`${p}.self_attn.o_proj.weight`) as tf.Tensor2D,
+        optional(get, `${p}.self_attn.o_proj.bias`, config.outputBias),
+        { frozen, lora: adapter('self_attn.o_proj'), residual: x, inference },
+      );
+      const h2 = rmsNorm(x, get(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, eps);
+      x = mlp(
+        h2,
+        get(`${p}.mlp.gate_proj.weight`) as tf.Tensor2D,
+        get(`${p}.mlp.up_proj.weight`) as tf.Tensor2D,
+        get(`${p}.mlp.down_proj.weight`) as tf.Tensor2D,
+        config.mlpBias
+          ? {
+              gate: get(`${p}.mlp.gate_proj.bias`) as tf.Tensor1D,
+              up: get(`${p}.mlp.up_proj.bias`) as tf.Tensor1D,
+              down: get(`${p}.mlp.down_proj.bias`) as tf.Tensor1D,
+            }
+          : undefined,
+        {
+          frozen,
+          lora: {
+            gate: adapter('mlp.gate_proj'),
+            up: adapter('mlp.up_proj'),
+            down: adapter('mlp.down_proj'),
+          },
+          residual: x,
+          inference,
         },
-        residual: x,
-        inference,
-      },
-    );
+      );
+      return { x, k, v };
+    });
+    x = out.x;
+    newCache.push(length === undefined ? { k: out.k, v: out.v } : { k: out.k, v: out.v, length });
   }
   return { hidden: rmsNorm(x, get('model.norm.weight') as tf.Tensor1D, eps), cache: newCache };
 }

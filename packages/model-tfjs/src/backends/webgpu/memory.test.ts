@@ -88,7 +88,7 @@ describe.skipIf(adapter === undefined)(`generation memory on webgpu${skipReason}
     }
   });
 
-  it('peaks within 2x of the weights, the KV cache and one step of activations', async () => {
+  it('peaks within 1.6x of the weights, the KV cache and one step of activations', async () => {
     const newTokens = 24;
     const m = await generationPool(model, newTokens);
     const weights = model.variables().reduce((a, v) => a + v.size * 4, 0);
@@ -102,7 +102,8 @@ describe.skipIf(adapter === undefined)(`generation memory on webgpu${skipReason}
       `generation of ${B} x (${P} + ${newTokens}) tokens: pool peak ${m.peakPoolBytes} bytes (${m.added} added to the weights), lower bound ${bound}: ratio ${(m.peakPoolBytes / bound).toFixed(2)}`,
     );
     expect(m.peakPoolBytes).toBeGreaterThanOrEqual(weights + cacheBytes(newTokens));
-    expect(m.peakPoolBytes / bound).toBeLessThanOrEqual(2);
+    // Measured 1.38x (1.72x before the forward pass freed each layer's temporaries at its end).
+    expect(m.peakPoolBytes / bound).toBeLessThanOrEqual(1.6);
   });
 
   it('trains within 2.2x (LoRA 3x) of weights, gradients, AdamW moments and saved activations, LoRA below full', async () => {
