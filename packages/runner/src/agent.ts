@@ -1,8 +1,8 @@
 /**
  * What the rollout loop asks of a model: a batch of rendered prompts in, one response per prompt
  * out (`RolloutAgent`, a contract of `@agentrl/core`). `policyAgent` wraps a token-in / token-out
- * `Policy` with its tokenizer's chat template (spec §10.3: a single user message, generation
- * prompt added); `@agentrl/model-openai` sends the same message over HTTP.
+ * `Policy` with its tokenizer's chat template (as verl-agent prompts: a single user message,
+ * generation prompt added); `@agentrl/model-openai` sends the same message over HTTP.
  */
 import type {
   AgentResponse,

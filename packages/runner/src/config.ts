@@ -101,7 +101,7 @@ export const validationSchema = z.strictObject({
   every: int(0).default(5),
   episodes: int(1).default(128),
   temperature: z.number().min(0).default(0.4),
-  /** Held-out split for ALFWorld-style envs (errata: valid_seen by default, as the reference). */
+  /** Held-out split for ALFWorld-style envs (valid_seen by default, as the paper's run). */
   split: z.enum(['valid_seen', 'valid_unseen']).optional(),
 });
 

@@ -1,6 +1,6 @@
 /**
  * Evaluation with the rollout code of training: held-out episodes, group size 1, seed + 1000
- * (spec §9.2), any {@link RolloutAgent} (a checkpoint through `policyAgent`, or an
+ * (verl-agent's validation set-up), any {@link RolloutAgent} (a checkpoint through `policyAgent`, or an
  * OpenAI-compatible endpoint).
  */
 import type { RolloutAgent } from './agent.ts';

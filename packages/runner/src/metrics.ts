@@ -1,4 +1,4 @@
-/** Metrics of rollouts (spec §9.5): success overall and per task type, lengths, validity. */
+/** Metrics of rollouts: success overall and per task type, lengths, validity. */
 import type { StepRecord } from '@agentrl/core';
 import type { RolloutResult } from './rollout.ts';
 import { mean, summary } from './stats.ts';
@@ -31,7 +31,7 @@ export function episodeMetrics(prefix: string, result: RolloutResult): Metrics {
 }
 
 /**
- * Step-group statistics (spec §4, exact anchor matching): rows sharing a task group and an anchor
+ * Step-group statistics (exact anchor matching, paper Eq. 6): rows sharing a task group and an anchor
  * form one step group.
  */
 export function stepGroupMetrics(records: readonly StepRecord[]): Metrics {

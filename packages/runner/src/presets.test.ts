@@ -11,7 +11,7 @@ describe('presets', () => {
     });
   }
 
-  it('alfworld-paper holds the paper settings (spec §11.5)', () => {
+  it("alfworld-paper holds the settings of the paper's ALFWorld run", () => {
     const c = parseRunConfig({
       ...PRESETS['alfworld-paper'],
       model: { ...PRESETS['alfworld-paper']?.model, path: '.' },

@@ -1,10 +1,12 @@
 /**
  * Named starting configs (`--preset NAME`); a config file and flags override them.
  *
- * `alfworld-paper` is the paper's ALFWorld run (spec §11.5): Qwen2.5-1.5B-Instruct from a local
+ * `alfworld-paper` is the paper's ALFWorld run (verl-agent's `examples/gigpo_trainer/run_alfworld.sh`
+ * over `ppo_trainer.yaml`): Qwen2.5-1.5B-Instruct from a local
  * folder, 16 groups × 8, 50 turns, γ 0.95, ω 1, KL 0.01, lr 1e-6. It needs a GPU backend (days
  * of compute on a CPU): the config is here so that a GPU user runs exactly the paper's settings.
- * `alfworld-cpu` is the CPU-sized recipe of errata "Runner" (tiny model, small households): with
+ * `alfworld-cpu` is a CPU-sized recipe measured with a PyTorch prototype (tiny model, small
+ * households): with
  * no `model.path` it builds a word vocabulary over the env's text and a seeded fresh model in
  * `<runDir>/model-init` (`@agentrl/runner/tfjs-fresh`).
  */

@@ -1,5 +1,5 @@
 /**
- * Grouped rollouts (spec §9): B task groups × n members, every member of a group reset with the
+ * Grouped rollouts, as verl-agent's rollout loop: B task groups × n members, every member of a group reset with the
  * same task and seed, all slots stepped concurrently turn by turn, finished members no longer
  * stepped. An environment that throws or does not answer within `stepTimeoutMs` ends that
  * episode (truncated), is counted and logged, and is rebuilt before the next rollout.
@@ -37,7 +37,7 @@ export interface RolloutOptions {
   readonly groups: number;
   /** Members per group n. */
   readonly groupSize: number;
-  /** Base env seed: group g of slot stream uses `seed + g` (spec §9.2). */
+  /** Base env seed: group g of slot stream uses `seed + g` (so a group shares its games). */
   readonly seed: number;
   /** Which rollout of this pool this is (0, 1, ...): each draws the next game of every slot. */
   readonly rolloutIndex: number;
@@ -70,7 +70,7 @@ export interface EpisodeSummary {
 
 /** What a rollout produced. */
 export interface RolloutResult {
-  /** Step samples of active steps, trajectory-major (spec §9.4). */
+  /** Step samples of active steps, trajectory-major (the order verl-agent's samples have). */
   readonly records: StepRecord[];
   /** One summary per episode that started, slot order. */
   readonly episodes: EpisodeSummary[];
@@ -128,7 +128,7 @@ interface SlotState {
 }
 
 /**
- * A fixed set of environment slots reused across rollouts (spec §9.2: slots are created once).
+ * A fixed set of environment slots reused across rollouts (created once, as verl-agent's env slots).
  * Close it when done.
  */
 export class EnvPool {

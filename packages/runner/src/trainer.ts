@@ -1,5 +1,5 @@
 /**
- * The training loop (spec §9–§11): grouped rollout → advantages → PPO mini-batch updates,
+ * The training loop, as verl-agent's trainer: grouped rollout → advantages → PPO mini-batch updates,
  * validation every k iterations, metrics to sinks, atomic checkpoints and exact resume.
  *
  * Every random choice derives from (seed, iteration, phase), and the model's state is restored
@@ -376,7 +376,7 @@ export class Trainer {
     const epochs = s.training.ppoEpochs;
     const perBatch: Record<string, number>[] = [];
     for (let epoch = 0; epoch < epochs; epoch++) {
-      // Reference: no shuffling of mini-batches (spec §11.5).
+      // Reference: no shuffling of mini-batches (`shuffle: False` in the paper's run).
       for (let start = 0; start < rows.length; start += size) {
         const chosen = rows.slice(start, start + size);
         const batch: TrainBatch = {
