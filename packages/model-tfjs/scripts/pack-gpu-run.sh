@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Packs a run of @agentrl/model-tfjs on the webgpu backend for a GPU machine without network
-# (spec webgpu.md §5): the entry bundled into one ESM file (esbuild), the Node binary and Dawn's
+# Packs a run of @agentrl/model-tfjs on the webgpu backend for a GPU machine without network:
+# the entry bundled into one ESM file (esbuild), the Node binary and Dawn's
 # dawn.node xz-compressed, tfjs's wasm files, the Vulkan loader (libvulkan1 .deb unpacked), and
 # a run.sh that unpacks once and runs. Usage:
 #   packages/model-tfjs/scripts/pack-gpu-run.sh [ENTRY.ts] [OUT_DIR]

@@ -1,5 +1,5 @@
 /**
- * Backend selection (spec B7.1). Automatic order: tensorflow (tfjs-node-gpu) -> webgpu (a hardware
+ * Backend selection. Automatic order: tensorflow (tfjs-node-gpu) -> webgpu (a hardware
  * adapter only; see webgpu/setup.ts beside it) -> tensorflow (tfjs-node) -> wasm -> cpu. An option or
  * `AGENTRL_TFJS_BACKEND` forces any of them (webgpu on a software adapter included).
  * The native packages are optional dependencies and may be present but unbuilt, so presence

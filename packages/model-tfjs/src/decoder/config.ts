@@ -1,5 +1,5 @@
 /**
- * The model configuration read from an HF `config.json` (spec A1), with Qwen2Config defaults for
+ * The model configuration read from an HF `config.json`, with Qwen2Config defaults for
  * absent fields. Unknown fields are ignored; unsupported features (non-silu activations, rope
  * scaling, sliding windows) are rejected with a message that names the field.
  */

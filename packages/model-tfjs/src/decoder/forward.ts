@@ -1,5 +1,5 @@
 /**
- * The decoder forward pass (spec A3/A4) over a batch of token ids with explicit positions and an
+ * The decoder forward pass (as Hugging Face transformers' Qwen2 computes it) over a batch of token ids with explicit positions and an
  * additive mask, optionally extending a per-layer KV cache of post-rotary keys and values.
  */
 import * as tf from '@tensorflow/tfjs';

@@ -1,7 +1,7 @@
 /**
- * The Qwen2 building blocks as small pure functions of tensors (spec A3). Every matmul goes
+ * The Qwen2 building blocks as small pure functions of tensors (as Hugging Face transformers' Qwen2 computes them). Every matmul goes
  * through {@link matMulNN}: with XNNPACK on wasm a transposed operand is 10-13x slower than the
- * plain layout (spec B4), so linear weights live as `[in, out]` and both gradients are plain
+ * plain layout, so linear weights live as `[in, out]` and both gradients are plain
  * matmuls on explicitly transposed operands. Where the matmul reads transposed operands at full
  * speed (our wasm kernel, `backends/wasm/gemm.ts`, and webgpu) the gradients pass transpose flags instead.
  */
@@ -264,7 +264,7 @@ export function rotateHalfMatrix(d: number): tf.Tensor2D {
 
 /**
  * Half-split (GPT-NeoX) rotary embedding of `x` `[B, T, heads, d]` with tables `[B, T, 1, d]`:
- * `x ⊙ cos + rotate_half(x) ⊙ sin` (spec A3), `rotate_half` as a matmul with {@link rotateHalfMatrix}.
+ * `x ⊙ cos + rotate_half(x) ⊙ sin` (transformers' `apply_rotary_pos_emb`), `rotate_half` as a matmul with {@link rotateHalfMatrix}.
  */
 export function rotary<T extends tf.Tensor>(
   x: T,

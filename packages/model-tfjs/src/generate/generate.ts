@@ -1,5 +1,5 @@
 /**
- * Batched generation with a KV cache (spec A4). Prompts are left-padded; each row's positions
+ * Batched generation with a KV cache. Prompts are left-padded; each row's positions
  * start at 0 at its first real token and pad key columns are masked, so a padded row decodes
  * exactly as it would alone. Each row samples from its own seeded `Rng` (same seed and prompts,
  * same tokens); rows that stopped keep a slot in the batch until every row is done. The choice is

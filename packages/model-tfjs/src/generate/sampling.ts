@@ -1,5 +1,5 @@
 /**
- * Choosing the next token from one row of logits, in JS (spec A5). The reported log-prob is that
+ * Choosing the next token from one row of logits, in JS. The reported log-prob is that
  * of the chosen token under the untruncated, temperature-scaled distribution `softmax(logits / T)`
  * (verl's convention); greedy decoding (T = 0) reports the temperature-1 log-prob. Score old
  * log-probs with `tokenLogProbs(seqs, { temperature: T })` to match.

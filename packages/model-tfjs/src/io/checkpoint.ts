@@ -1,5 +1,5 @@
 /**
- * Hugging Face model folders on the way in (spec A2, A7, A8): `config.json`, and the tensors of
+ * Hugging Face model folders on the way in: `config.json`, and the tensors of
  * `model.safetensors` or a sharded index checked against the parameters the config implies and
  * put in the in-memory layout (linear weights `[in, out]`); and the seeded weights of a fresh
  * model. Writing a folder is `save.ts`; a `CausalLM` is made from these in `model/load.ts`.

@@ -1,5 +1,5 @@
 /**
- * BF16 / F16 <-> F32 conversions on bit patterns (spec A8). Node 20 has no Float16Array, so both
+ * BF16 / F16 <-> F32 conversions on bit patterns. Node 20 has no Float16Array, so both
  * directions are written out; F32 -> BF16 rounds to nearest even exactly as torch does.
  */
 

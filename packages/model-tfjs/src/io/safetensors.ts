@@ -1,5 +1,5 @@
 /**
- * A minimal safetensors reader and writer (spec A7): an 8-byte little-endian header length, a JSON
+ * A minimal safetensors reader and writer (the format of Hugging Face's `safetensors`): an 8-byte little-endian header length, a JSON
  * header with offsets relative to the data section, then raw little-endian row-major bytes.
  * Tensors are handed out as float32 (tfjs has no 16-bit float dtype); the stored dtype is kept
  * so that a save in the same dtype reproduces the file bit for bit.

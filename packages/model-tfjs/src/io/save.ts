@@ -1,5 +1,5 @@
 /**
- * Saving a model as a Hugging Face folder (spec A2, A7, A8): exactly the expected parameter set
+ * Saving a model as a Hugging Face folder: exactly the expected parameter set
  * (no lm_head.weight when tied), in the config's dtype, so a BF16 checkpoint round-trips bit for
  * bit and loads in transformers / vLLM unchanged.
  */

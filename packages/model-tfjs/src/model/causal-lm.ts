@@ -259,7 +259,7 @@ export class CausalLM extends Decoder implements Policy {
     this.parameters.weightsChanged();
   }
 
-  /** `log p(t_i | t_<i)` for i >= 1 of every sequence (spec A5); a ragged batch in one call. */
+  /** `log p(t_i | t_<i)` for i >= 1 of every sequence; a ragged batch in one call. */
   async tokenLogProbs(
     sequences: readonly (readonly number[])[],
     options: ScoreOptions = {},

@@ -1,5 +1,5 @@
 /**
- * Data parallelism over worker threads (spec B2/B7.4): one wasm backend runs on one core, so a
+ * Data parallelism over worker threads: one wasm backend runs on one core, so a
  * train step's micro-batches are split between the calling thread and N workers, each holding a
  * copy of the weights; workers return gradient sums, the calling thread adds them, applies AdamW
  * and sends the new weights back. Generation splits the prompts the same way; sampling streams are

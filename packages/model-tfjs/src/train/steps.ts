@@ -1,5 +1,5 @@
 /**
- * Training steps over micro-batches with gradient accumulation (spec A5): the PPO actor loss of
+ * Training steps over micro-batches with gradient accumulation: the PPO actor loss of
  * `@agentrl/algorithms` (or any loss over the same inputs) and a supervised masked next-token
  * step for warm starts. Everything runs inside `tf.tidy`; only the accumulated gradients and the
  * optimizer state live between micro-batches.

@@ -2,7 +2,7 @@
  * A float32 matrix product for the wasm backend, written here as WebAssembly bytes and run on the
  * backend's own heap. tfjs-backend-wasm 4.22 multiplies through XNNPACK built for 128-bit SIMD
  * without fused multiply-add: ~25 GFLOP/s on our 2-core EPYC for the model's shapes, and 10-40x
- * slower still when an operand is transposed (spec B4). Node 24 ships WebAssembly relaxed SIMD,
+ * slower still when an operand is transposed. Node 24 ships WebAssembly relaxed SIMD,
  * whose `f32x4.relaxed_madd` compiles to an FMA instruction where the CPU has one: a register-tiled
  * kernel (4 rows × 8 columns of accumulators, the right operand packed into 8-column panels)
  * reaches ~47 GFLOP/s on the same shapes, and a transposed operand costs nothing because packing

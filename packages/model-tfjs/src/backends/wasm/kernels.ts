@@ -1,6 +1,6 @@
 /**
  * Kernels registered for the wasm backend, here and only here: `UnsortedSegmentSum`, which the
- * backend lacks (spec B3; the gradient of `GatherV2`, the embedding lookup), written in JS over the
+ * backend lacks (the gradient of `GatherV2`, the embedding lookup, needs it), written in JS over the
  * backend's heap; and `BatchMatMul`, replaced by the relaxed-SIMD kernel of `gemm.ts` (about
  * twice XNNPACK's speed on our shapes, and transposed operands at no extra cost).
  * The set-up's `wasm.matMul: 'xnnpack'` switches back to the backend's own kernel (benchmarks compare

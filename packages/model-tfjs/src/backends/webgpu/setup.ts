@@ -1,6 +1,6 @@
 /**
  * The one place that sets up TensorFlow.js's WebGPU backend on Dawn's Node binding (npm `webgpu`,
- * an optional dependency; spec webgpu.md §1): Dawn's globals and `navigator.gpu` before the tfjs
+ * an optional dependency): Dawn's globals and `navigator.gpu` before the tfjs
  * backend is imported, our own device request (features flattened and filtered to what the adapter
  * has, the adapter's limits), adapter facts for logs and run metadata, and GPU errors turned into
  * typed errors instead of the silent stale results tfjs gives by default.

@@ -1,5 +1,5 @@
 /**
- * Row-split matrices for parameters larger than one GPU binding (spec webgpu.md §3): a WebGPU
+ * Row-split matrices for parameters larger than one GPU binding: a WebGPU
  * binding may not exceed `maxStorageBufferBindingSize` (2 GiB - 4 on an H100), and a 7B model's
  * 151,936 × 3,584 float32 embedding is 2.18 GB. Such a matrix is held as consecutive row blocks,
  * each under the limit; lookups and the LM head work block by block, and their gradients are

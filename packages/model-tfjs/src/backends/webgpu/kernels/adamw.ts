@@ -1,5 +1,5 @@
 /**
- * AdamW with few dispatches (issue §2, "AdamW over a flat parameter buffer"). tfjs programs write
+ * AdamW with few dispatches (per-dispatch host time dominates on a GPU). tfjs programs write
  * one output tensor and each parameter is its own variable, so a parameter's update stays one
  * dispatch; what is shared is the rest:
  *

@@ -1,5 +1,5 @@
 /**
- * Next-token choice on the GPU (issue §3): one dispatch picks a token per row of the last
+ * Next-token choice on the GPU: one dispatch picks a token per row of the last
  * position's logits `[B, V]` and writes `[B, 2]` = (token id, log-prob), so a decode step reads
  * back 8·B bytes instead of 4·B·V. It makes the same choice as `sampleToken` (generate/sampling.ts) given
  * the same logits and the row's uniform draw, which the caller takes from the row's `Rng` in JS
