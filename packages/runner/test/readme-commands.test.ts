@@ -146,7 +146,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'agentrl serve --checkpoint runs/x/checkpoints/iter-000010 --port 8000': {
     skip: 'serves until stopped; src/serve.test.ts starts the same server on a free port',
   },
-  'VLLM_ALLOW_RUNTIME_LORA_UPDATING=True vllm serve Qwen/Qwen2.5-0.5B-Instruct --port 8000 --enable-lora --max-lora-rank 8 --max-loras 2':
+  'VLLM_ALLOW_RUNTIME_LORA_UPDATING=True vllm serve Qwen/Qwen2.5-0.5B-Instruct --port 8000 --enable-lora --max-lora-rank 8 --max-loras 2 --logprobs-mode processed_logprobs':
     { skip: 'needs vLLM and a GPU, which CI does not have' },
   'agentrl train --help': { run: 'root' },
   'pnpm agentrl train --preset alfworld-cpu --run-dir /tmp/cpu-preset --iterations 3 $T': {
