@@ -1,8 +1,9 @@
 /**
  * @agentrl/algorithms — advantage estimators (GiGPO, GRPO, RLOO), discounted step returns,
- * Python's difflib ratio, the dynamic-sampling filter, and the PPO actor loss over plain arrays.
- * Nothing here needs a tensor library: the tfjs losses are the `@agentrl/algorithms/losses`
- * entry point (`losses.ts`), which alone needs the `@tensorflow/tfjs-core` peer.
+ * Python's difflib ratio, the dynamic-sampling filter and the loss options. Nothing here needs a
+ * tensor library: the tfjs losses are the `@agentrl/algorithms/losses` entry point (`losses.ts`),
+ * which alone needs the `@tensorflow/tfjs-core` peer; their float64 plain-array oracles (for tests
+ * and for checking a tensor backend) are `@agentrl/algorithms/reference` (`losses-reference.ts`).
  */
 export type { StepBatch } from '@agentrl/core';
 export {
@@ -32,19 +33,6 @@ export {
   type LossAggMode,
   type PolicyLossOptions,
 } from './loss-options.ts';
-export {
-  type ActorLossInputs,
-  type ActorLossResult,
-  actorLossReference,
-  aggLossReference,
-  entropyFromLogitsReference,
-  klPenaltyReference,
-  type Matrix,
-  maskedMeanReference,
-  type PolicyLossInputs,
-  type PolicyLossResult,
-  policyLossReference,
-} from './losses-reference.ts';
 export { applyInvalidActionPenalty } from './penalty.ts';
 export { computeStepReturns, type StepReturns, type StepReturnsOptions } from './returns.ts';
 export { computeRLOOAdvantages, RLOO_OPTIONS, type RLOOOptions, type RLOOResult } from './rloo.ts';
