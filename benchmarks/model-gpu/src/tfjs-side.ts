@@ -6,7 +6,6 @@
 import { createRng, type Rng } from '@agentrl/core';
 import {
   type CausalLM,
-  countWebGPUDispatches,
   createCausalLM,
   type FusedKernelsOption,
   type ModelLogger,
@@ -14,6 +13,7 @@ import {
   webgpuBindingLimit,
   withStreamingBackprop,
 } from '@agentrl/model-tfjs';
+import { countWebGPUDispatches } from '@agentrl/model-tfjs/internal';
 import * as tf from '@tensorflow/tfjs';
 import {
   type KernelProfile,

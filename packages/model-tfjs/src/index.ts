@@ -1,5 +1,6 @@
 /**
- * @agentrl/model-tfjs — a trainable Qwen2-family causal LM in TensorFlow.js.
+ * @agentrl/model-tfjs — a trainable Qwen2-family causal LM in TensorFlow.js. The fused kernels, the
+ * row-block split helpers and the WebGPU dispatch counter are `@agentrl/model-tfjs/internal`.
  */
 export {
   BACKEND_ENV_VAR,
@@ -22,14 +23,6 @@ export {
 } from './backends/switches.ts';
 export { wasmMatMul } from './backends/wasm/kernels.ts';
 export {
-  FUSED_KERNELS,
-  fusedRmsNorm,
-  fusedRotary,
-  fusedSwiGLU,
-  fusedTokenLogProbs,
-} from './backends/webgpu/kernels/fused.ts';
-export { sampleTokensOnGpu } from './backends/webgpu/kernels/sample.ts';
-export {
   measureWebGPUMemory,
   releaseWebGPUFreeBuffers,
   type WebGPUMemoryPeaks,
@@ -38,7 +31,6 @@ export {
 export {
   adapterName,
   backendInfo,
-  countWebGPUDispatches,
   describeAdapter,
   initWebGPU,
   probeWebGPUAdapter,
@@ -51,14 +43,6 @@ export {
   webgpuBindingLimit,
   withGpuErrorScope,
 } from './backends/webgpu/setup.ts';
-export {
-  blockRanges,
-  gatherSplitRows,
-  joinHost,
-  matMulSplitRowsT,
-  splitHost,
-  splitRows,
-} from './backends/webgpu/split.ts';
 export {
   type CausalLMConfig,
   type CausalLMConfigInput,
