@@ -1,6 +1,8 @@
 /**
  * @agentrl/env-webshop — WebShop in Node: catalogue and goals, the reference reward, a local shop
- * site, and text environments (direct and browser-driven) with identical observations.
+ * site, and text environments (direct and browser-driven) with identical observations. Python's
+ * text conventions the pages reproduce (`repr`, `str.strip`, Jinja's `tojson`) are
+ * `@agentrl/env-webshop/internal`.
  */
 
 // difflib's ratio, as thefuzz uses it: core's port under the name this package has always exported.
@@ -66,7 +68,6 @@ export {
   type PageView,
   renderPage,
   type SubPage,
-  tojsonOptions,
   urls,
 } from './pages.ts';
 export {
@@ -83,7 +84,6 @@ export {
   webshopPrompt,
 } from './prompts.ts';
 export { PyRandom } from './py-random.ts';
-export { pyFloatRepr, pyStrip, pyStrRepr } from './python-format.ts';
 export {
   type ChosenOptionValues,
   getReward,
