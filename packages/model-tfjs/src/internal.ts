@@ -12,7 +12,7 @@ export {
   fusedSwiGLU,
   fusedTokenLogProbs,
 } from './backends/webgpu/kernels/fused.ts';
-export { sampleTokensOnGpu } from './backends/webgpu/kernels/sample.ts';
+export { type GpuSamplingOptions, sampleTokensOnGpu } from './backends/webgpu/kernels/sample.ts';
 export { countWebGPUDispatches } from './backends/webgpu/setup.ts';
 export {
   blockRanges,
