@@ -1,6 +1,6 @@
 import { isAgentRLError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BACKEND_ENV_VAR, NATIVE_PACKAGES, selectBackend } from './select.ts';
 
 function recordingLogger() {
@@ -34,9 +34,23 @@ describe('backend selection', () => {
     expect(lines).toContain('tfjs backend: wasm');
   });
 
-  it('falls through to wasm with the real optional packages, present but unbuilt or absent', async () => {
+  it('falls through to wasm with the real optional packages, present but unbuilt or absent, without loading them', async () => {
     await tf.setBackend('cpu');
-    await expect(selectBackend({ env: {} })).resolves.toBe('wasm');
+    const warnings: string[] = [];
+    const warn = vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => {
+      warnings.push(args.map(String).join(' '));
+    });
+    const { lines, logger } = recordingLogger();
+    try {
+      await expect(selectBackend({ env: {}, logger })).resolves.toBe('wasm');
+    } finally {
+      warn.mockRestore();
+    }
+    // An unbuilt native package is refused before loading: loading one registers its kernels
+    // and the next one printed a re-registration warning for each of them.
+    expect(warnings.filter((w) => w.includes('already registered'))).toEqual([]);
+    expect(tf.getKernelsForBackend('tensorflow')).toEqual([]);
+    expect(lines).toContain('tensorflow backend unavailable');
   });
 
   it('honours the environment override and an explicit option over it', async () => {

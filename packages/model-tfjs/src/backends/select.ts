@@ -5,7 +5,9 @@
  * The native packages are optional dependencies and may be present but unbuilt, so presence
  * proves nothing: each is required inside try/catch and a failure falls through to the next.
  */
+import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { AgentRLError, ConfigError, closestName } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
@@ -53,6 +55,7 @@ export interface BackendOptions {
 }
 
 const nodeRequire = createRequire(import.meta.url);
+const defaultLoad = (name: string): unknown => nodeRequire(name);
 
 /** The native packages that register the `tensorflow` backend, most capable first. */
 export const NATIVE_PACKAGES = ['@tensorflow/tfjs-node-gpu', '@tensorflow/tfjs-node'] as const;
@@ -65,6 +68,30 @@ function parseBackendName(value: string, field: string): BackendName {
   });
 }
 
+/**
+ * Why a native tfjs package cannot work without loading it, or `undefined` when it may: not
+ * installed, or installed without its native binding (`tfjs_binding.node` under `lib/napi-vN`, which its
+ * install script downloads; the workspace disables that script). Loading such a package registers
+ * its ~230 kernels before failing, and a second package then prints a warning for each one.
+ */
+function nativeBindingMissing(pkg: string): string | undefined {
+  let root: string;
+  try {
+    root = dirname(nodeRequire.resolve(`${pkg}/package.json`));
+  } catch {
+    return `${pkg}: not installed`;
+  }
+  const lib = join(root, 'lib');
+  const built =
+    existsSync(lib) &&
+    readdirSync(lib).some(
+      (d) => d.startsWith('napi-v') && existsSync(join(lib, d, 'tfjs_binding.node')),
+    );
+  return built
+    ? undefined
+    : `${pkg}: installed without its native binding (its install script did not run; see the package README)`;
+}
+
 async function tryTensorflow(
   load: (name: string) => unknown,
   logger: ModelLogger | undefined,
@@ -72,6 +99,11 @@ async function tryTensorflow(
 ): Promise<string | undefined> {
   const failures: string[] = [];
   for (const pkg of packages) {
+    const missing = load === defaultLoad ? nativeBindingMissing(pkg) : undefined;
+    if (missing !== undefined) {
+      failures.push(missing);
+      continue;
+    }
     try {
       load(pkg);
       if (
@@ -189,7 +221,7 @@ export async function selectBackend(options: BackendOptions = {}): Promise<Backe
 
 async function chooseBackend(options: BackendOptions): Promise<BackendName> {
   const env = options.env ?? process.env;
-  const load = options.loadModule ?? ((name: string) => nodeRequire(name));
+  const load = options.loadModule ?? defaultLoad;
   const logger = options.logger;
   const loadModule = options.loadModule;
   const webgpu: WebGPUOptions = {
