@@ -2,23 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { main } from './cli.ts';
+import { runCli } from '../test/cli.ts';
 
 const fixture = (name: string) => new URL(`../test/fixtures/${name}`, import.meta.url).pathname;
-
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough() as unknown as NodeJS.WriteStream;
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  (stderr as unknown as PassThrough).on('data', (d: Buffer) => (err += d.toString()));
-  const code = await main(args, { stdout, stderr });
-  return { code, out, err };
-}
 
 function writeConfig(dir: string, body: string): string {
   const path = join(dir, 'run.yaml');
@@ -37,7 +25,7 @@ describe('agentrl config errors', () => {
   it('rejects an unknown key, naming it and the fix, before any work', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
     const config = writeConfig(dir, `${BASE(dir)}training: { iterations: 2, learningRat: 0.1 }\n`);
-    const r = await run(['train', '-c', config]);
+    const r = await runCli(['train', '-c', config]);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/unknown key "training.learningRat": remove it or check its spelling/);
     expect(existsSync(join(dir, 'run'))).toBe(false);
@@ -49,7 +37,7 @@ describe('agentrl config errors', () => {
       dir,
       `${BASE(dir)}algorithm: { name: gigpo, options: { mode: mean_norm, stepAdvantageW: 0 } }\n`,
     );
-    const r = await run(['train', '-c', config]);
+    const r = await runCli(['train', '-c', config]);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(
       /unknown key "algorithm\.options\.stepAdvantageW": remove it or check its spelling; did you mean "stepAdvantageWeight"\?/,
@@ -69,7 +57,7 @@ describe('agentrl config errors', () => {
         .replace(fixture('corridor-env.ts'), "'@agentrl/env-alfworld'") +
         'algorithm: { name: grpo }\n',
     );
-    const r = await run(['train', '-c', config]);
+    const r = await runCli(['train', '-c', config]);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(
       /unknown key "env\.options\.maxStpes": remove it or check its spelling; did you mean "maxSteps"\?/,
@@ -80,7 +68,7 @@ describe('agentrl config errors', () => {
   it('rejects a batch that is not divisible by the group size, suggesting sizes that are', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
     const config = writeConfig(dir, BASE(dir).replace('batchSize: 16', 'batchSize: 18'));
-    const r = await run(['train', '-c', config]);
+    const r = await runCli(['train', '-c', config]);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(
       /rollout.batchSize \(18\) is not divisible by rollout.groupSize \(4\): use a multiple of 4 such as 16 or 20/,
@@ -94,7 +82,7 @@ describe('agentrl config errors', () => {
       dir,
       BASE(dir).replace('backend: module,', 'backend: module, path: ./no-such-model,'),
     );
-    const r = await run(['eval', '-c', config]);
+    const r = await runCli(['eval', '-c', config]);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(
       /model.path: folder "\.\/no-such-model" does not exist .*put the model files there or fix the path/,
@@ -104,14 +92,14 @@ describe('agentrl config errors', () => {
   it('rejects a wrong enum and a wrong type with the allowed values', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
     const config = writeConfig(dir, `${BASE(dir)}algorithm: { name: ppo }\n`);
-    const r = await run(['train', '-c', config, '--set', 'rollout.temperature=hot']);
+    const r = await runCli(['train', '-c', config, '--set', 'rollout.temperature=hot']);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/algorithm.name: .*"gigpo", "grpo", "rloo"/);
     expect(r.err).toMatch(/rollout.temperature: /);
   });
 
   it('prints usage for no command', async () => {
-    const r = await run([]);
+    const r = await runCli([]);
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/agentrl <command>/);
   });
@@ -119,7 +107,7 @@ describe('agentrl config errors', () => {
 
 describe('agentrl help, version and flag errors', () => {
   it('describes one command on `<command> --help`, listing only its own flags', async () => {
-    const train = await run(['train', '--help']);
+    const train = await runCli(['train', '--help']);
     expect(train.code).toBe(0);
     expect(train.out).toMatch(/^Usage: agentrl train/);
     expect(train.out).toMatch(/--resume +continue the run/);
@@ -128,17 +116,17 @@ describe('agentrl help, version and flag errors', () => {
     for (const name of ['gigpo', 'grpo', 'rloo'])
       expect(train.out).toMatch(new RegExp(`^  ${name} `, 'm'));
     expect(train.out).toMatch(/stepAdvantageWeight \(1\)/);
-    const evaluate = await run(['eval', '-h']);
+    const evaluate = await runCli(['eval', '-h']);
     expect(evaluate.out).toMatch(/^Usage: agentrl eval/);
     expect(evaluate.out).toMatch(/--checkpoint DIR/);
     expect(evaluate.out).not.toMatch(/--resume/);
-    const report = await run(['report', '--help']);
+    const report = await runCli(['report', '--help']);
     expect(report.out).toMatch(/^Usage: agentrl report RUN_DIR/);
     expect(report.out).not.toBe(train.out);
   });
 
   it('lists the commands on plain `--help`', async () => {
-    const r = await run(['--help']);
+    const r = await runCli(['--help']);
     expect(r.code).toBe(0);
     for (const command of ['train', 'eval', 'sft', 'report']) {
       expect(r.out).toMatch(new RegExp(`^  ${command} `, 'm'));
@@ -149,27 +137,27 @@ describe('agentrl help, version and flag errors', () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       version: string;
     };
-    const r = await run(['--version']);
+    const r = await runCli(['--version']);
     expect(r.code).toBe(0);
     expect(r.out).toBe(`agentrl ${pkg.version}\n`);
   });
 
   it('names the closest valid flag for a mistyped one, before any work', async () => {
-    const r = await run(['train', '--iteratons', '3']);
+    const r = await runCli(['train', '--iteratons', '3']);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/unknown option "--iteratons"; did you mean "--iterations"\?/);
-    const sft = await run(['sft', '--demo', 'x.jsonl']);
+    const sft = await runCli(['sft', '--demo', 'x.jsonl']);
     expect(sft.err).toMatch(/did you mean "--demos"\?/);
   });
 
   it('names the command that takes a flag given to another one', async () => {
-    const r = await run(['eval', '--resume']);
+    const r = await runCli(['eval', '--resume']);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/unknown option "--resume"; it is an option of agentrl train/);
   });
 
   it('names the closest command for a mistyped one', async () => {
-    const r = await run(['trian']);
+    const r = await runCli(['trian']);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/unknown command "trian"; did you mean "train"\?/);
   });
@@ -182,10 +170,10 @@ describe('agentrl help, version and flag errors', () => {
   });
 
   it('ignores the `--` that pnpm passes through, before or after the command', async () => {
-    const r = await run(['--', 'report', '--help']);
+    const r = await runCli(['--', 'report', '--help']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^Usage: agentrl report/);
-    const after = await run(['train', '--', '--help']);
+    const after = await runCli(['train', '--', '--help']);
     expect(after.code).toBe(0);
     expect(after.out).toMatch(/^Usage: agentrl train/);
   });
@@ -198,7 +186,7 @@ describe('agentrl train, sft and report', () => {
       dir,
       `${BASE(dir)}algorithm: { name: grpo }\nvalidation: { every: 2, episodes: 8 }\n`,
     );
-    const r = await run([
+    const r = await runCli([
       'train',
       '-c',
       config,
@@ -225,7 +213,7 @@ describe('agentrl train, sft and report', () => {
   it('warm-starts from the env module expert and saves the model', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentrl-sft-'));
     const config = writeConfig(dir, `${BASE(dir)}sft: { episodes: 6, steps: 5, batchSize: 4 }\n`);
-    const r = await run(['sft', '-c', config]);
+    const r = await runCli(['sft', '-c', config]);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toMatch(/expert won 6\/6 episodes/);
     expect(existsSync(join(dir, 'run', 'sft', 'model', 'table.json'))).toBe(true);
@@ -235,7 +223,7 @@ describe('agentrl train, sft and report', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentrl-rep-'));
     mkdirSync(join(dir, 'run'));
     writeFileSync(join(dir, 'run', 'metrics.jsonl'), '{"iteration":0,"val/success":0.5}\n');
-    const r = await run(['report', join(dir, 'run')]);
+    const r = await runCli(['report', join(dir, 'run')]);
     expect(r.code).toBe(0);
     expect(readFileSync(join(dir, 'run', 'report.html'), 'utf8')).toMatch(/<svg/);
   });

@@ -3,23 +3,10 @@
  * and word vocabulary over generated households, GiGPO iterations, checkpoints, the report, then
  * `sft` (expert warm start), `eval --checkpoint` and `report` on the same run folder.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { main } from './cli.ts';
-
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough() as unknown as NodeJS.WriteStream;
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  (stderr as unknown as PassThrough).on('data', (d: Buffer) => (err += d.toString()));
-  const code = await main(args, { stdout, stderr });
-  return { code, out, err };
-}
+import { freshRunDir, readMetrics, runCli } from '../test/cli.ts';
 
 const TINY = [
   '--set',
@@ -40,8 +27,8 @@ describe('the alfworld-cpu preset through the CLI', () => {
   it('trains a fresh tiny model, then warm-starts, evaluates a checkpoint and reports', {
     timeout: 60_000,
   }, async () => {
-    const runDir = join(mkdtempSync(join(tmpdir(), 'agentrl-preset-')), 'run');
-    const train = await run([
+    const runDir = freshRunDir('agentrl-preset-');
+    const train = await runCli([
       'train',
       '--preset',
       'alfworld-cpu',
@@ -55,10 +42,7 @@ describe('the alfworld-cpu preset through the CLI', () => {
     expect(train.err).toMatch(/fresh model written to .*model-init/);
     expect(train.out).toMatch(/report: .*report\.html/);
 
-    const metrics = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, number>);
+    const metrics = readMetrics(runDir);
     expect(metrics.length).toBeGreaterThanOrEqual(2);
     expect(metrics.some((m) => m['val/success'] !== undefined)).toBe(true);
     expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toMatch(/<html/i);
@@ -77,7 +61,7 @@ describe('the alfworld-cpu preset through the CLI', () => {
     const checkpoint = join(runDir, 'checkpoints', checkpoints.sort().at(-1) as string);
     expect(existsSync(join(checkpoint, 'model', 'model.safetensors'))).toBe(true);
 
-    const sft = await run([
+    const sft = await runCli([
       'sft',
       '--preset',
       'alfworld-cpu',
@@ -95,7 +79,7 @@ describe('the alfworld-cpu preset through the CLI', () => {
     expect(sft.err).toMatch(/expert won \d+\/2 episodes/);
     expect(existsSync(join(runDir, 'sft', 'model', 'model.safetensors'))).toBe(true);
 
-    const evaluation = await run([
+    const evaluation = await runCli([
       'eval',
       '--preset',
       'alfworld-cpu',
@@ -111,7 +95,7 @@ describe('the alfworld-cpu preset through the CLI', () => {
     expect(evaluation.out).toMatch(/success \d\/2 = /);
     expect(JSON.parse(readFileSync(join(runDir, 'eval.json'), 'utf8')).success.n).toBe(2);
 
-    const report = await run(['report', runDir]);
+    const report = await runCli(['report', runDir]);
     expect(report.code, report.err).toBe(0);
   });
 });
