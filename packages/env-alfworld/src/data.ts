@@ -26,8 +26,8 @@ export interface AlfworldGameEntry {
 }
 
 /**
- * The default data directory: `$ALFWORLD_DATA` when set, else `../shared/data/alfworld`
- * relative to the root of the agentrl repository this package sits in.
+ * The default data directory: `$ALFWORLD_DATA` when set, else `shared/data/alfworld` in the
+ * folder that holds a checkout of the agentrl repository (where its tests find the games).
  */
 export function defaultAlfworldDataDir(): string {
   const fromEnv = process.env['ALFWORLD_DATA'];

@@ -40,7 +40,7 @@ export interface AlfworldEnvOptions {
    * `'generated'` builds a fresh synthetic household from the reset seed (no data needed).
    */
   readonly source?: 'real' | 'generated';
-  /** Directory holding `json_2.1.1` (default: `$ALFWORLD_DATA`, else `../shared/data/alfworld`). */
+  /** Directory holding `json_2.1.1` (default: `$ALFWORLD_DATA`, else the data folder beside a checkout of the repository). */
   readonly dataDir?: string;
   /** Split to draw real games from (default `'train'`). */
   readonly split?: AlfworldSplit;
@@ -90,7 +90,7 @@ export const ALFWORLD_ENV_OPTIONS = {
   },
   dataDir: {
     description: 'folder holding json_2.1.1',
-    default: '$ALFWORLD_DATA, else ../shared/data/alfworld',
+    default: '$ALFWORLD_DATA, else the data folder beside a checkout of the repository',
   },
   split: { description: 'split real games are drawn from', default: 'train' },
   taskTypes: { description: 'keep only these task types', default: 'all six' },
