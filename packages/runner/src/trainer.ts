@@ -12,18 +12,13 @@ import { filterGroupsWithEqualRewards } from '@agentrl/algorithms';
 import {
   assertWeightsVersion,
   ConfigError,
-  closestName,
   DataError,
   logProbMismatch,
   type Policy,
   type RolloutEngine,
-  type StepBatch,
   type StepRecord,
   stepBatchFromRecords,
-  type Tokenizer,
-  type TrainablePolicy,
   type TrainBatch,
-  unknownKeyMessage,
 } from '@agentrl/core';
 import { z } from 'zod';
 import { policyAgent } from './agent.ts';
@@ -31,11 +26,9 @@ import {
   batchDivisibilityProblem,
   configErrorOf,
   type TrainerSettings,
-  type TrainerSettingsInput,
   trainerSettingsSchema,
 } from './config.ts';
 import { appendLineSync, readJson, writeDirAtomic, writeJsonAtomic } from './files.ts';
-import type { Logger } from './logger.ts';
 import {
   averageMetrics,
   episodeMetrics,
@@ -44,91 +37,18 @@ import {
   sampledNegLogProb,
   stepGroupMetrics,
 } from './metrics.ts';
-import { EnvPool, type EnvSpec, type EpisodeSummary, type RolloutResult } from './rollout.ts';
+import { EnvPool, type EpisodeSummary, type RolloutResult } from './rollout.ts';
 import { writeSamples } from './samples.ts';
 import { mean, summary } from './stats.ts';
 
-/** Advantage estimator: one advantage per row of the batch (from `@agentrl/algorithms`). */
-export type AdvantageEstimator = (batch: StepBatch) => ArrayLike<number>;
+export type {
+  AdvantageEstimator,
+  TrainerEvent,
+  TrainerOptions,
+  TrainerPhase,
+} from './trainer-options.ts';
 
-/** What the trainer reports while it works (the CLI draws progress from these). */
-export type TrainerEvent =
-  | { readonly type: 'phase'; readonly iteration: number; readonly phase: TrainerPhase }
-  | { readonly type: 'iteration'; readonly iteration: number; readonly metrics: Metrics }
-  | { readonly type: 'checkpoint'; readonly iteration: number; readonly dir: string }
-  | { readonly type: 'resumed'; readonly iteration: number };
-
-export type TrainerPhase = 'validate' | 'rollout' | 'advantage' | 'update' | 'checkpoint';
-
-/**
- * Options of a {@link Trainer}: the model, the environments and the estimator, plus the sections
- * of a run config that the trainer reads (`seed`, `runDir`, `rollout`, `training`, `validation`,
- * `report`, `env.stepTimeoutMs`; see `trainerSettingsSchema`). The config schema is the one place
- * their defaults are written (the paper's run where one exists): a parsed `RunConfig` can be spread
- * in as it is, and a section or key left out gets the default a config file would.
- */
-export interface TrainerOptions extends TrainerSettingsInput {
-  readonly policy: TrainablePolicy;
-  readonly tokenizer: Tokenizer;
-  readonly trainEnv: EnvSpec;
-  /** Validation environment (a different split); default: `trainEnv`. */
-  readonly valEnv?: EnvSpec;
-  readonly estimator: AdvantageEstimator;
-  /**
-   * The engine that generates training rollouts when `rollout.engine.name` is not `tfjs` (the
-   * CLI creates it from the config). The trainer syncs the policy's weights to it before each
-   * rollout and replaces its log-probs with the policy's own (`scoreResponses`).
-   */
-  readonly rolloutEngine?: RolloutEngine;
-  readonly logger?: Logger;
-  readonly onEvent?: (event: TrainerEvent) => void;
-}
-
-/** Every key of {@link TrainerOptions} (the type makes the list complete). */
-const TRAINER_OPTION_KEYS = Object.keys({
-  policy: true,
-  tokenizer: true,
-  trainEnv: true,
-  valEnv: true,
-  estimator: true,
-  rolloutEngine: true,
-  logger: true,
-  onEvent: true,
-  seed: true,
-  runDir: true,
-  rollout: true,
-  training: true,
-  validation: true,
-  report: true,
-  env: true,
-} satisfies Record<keyof TrainerOptions, true>);
-
-/**
- * A key the trainer does not take: named with the section it belongs to when it is a setting of
- * one (`iterations` → `training.iterations`), else with the closest key.
- */
-function checkTrainerKeys(options: object): void {
-  for (const key of Object.keys(options)) {
-    if (TRAINER_OPTION_KEYS.includes(key)) continue;
-    const section = (['rollout', 'training', 'validation', 'report', 'env'] as const).find(
-      (name) => key in sectionShape(name),
-    );
-    const closest = closestName(key, TRAINER_OPTION_KEYS);
-    throw new ConfigError(
-      section !== undefined
-        ? `unknown key "${key}" in the trainer options: it is a setting of the ${section} section; pass ${section}: { ${key} }`
-        : unknownKeyMessage(key, 'the trainer options', TRAINER_OPTION_KEYS),
-      { details: { field: key, ...(closest !== undefined ? { closest } : {}) } },
-    );
-  }
-}
-
-function sectionShape(name: 'rollout' | 'training' | 'validation' | 'report' | 'env'): object {
-  let schema: unknown = trainerSettingsSchema.shape[name];
-  while (schema instanceof z.ZodDefault || schema instanceof z.ZodOptional)
-    schema = schema.unwrap();
-  return schema instanceof z.ZodObject ? schema.shape : {};
-}
+import { checkTrainerKeys, type TrainerOptions } from './trainer-options.ts';
 
 /**
  * The engine as a token-in / token-out policy whose every result must come from weights

@@ -1,0 +1,218 @@
+/**
+ * The `agentrl` command line's flags: their definitions for `parseArgs`, the help text of each
+ * command (estimators with their options from the algorithms registry) and a validation-free scan
+ * of argv, so that a mistyped flag or command can be named with the closest valid one.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ESTIMATORS } from '@agentrl/algorithms';
+import type { OptionsSchema } from '@agentrl/core';
+import { ESTIMATOR_NAMES } from './estimators.ts';
+import { PRESETS } from './presets.ts';
+
+export const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  preset: { type: 'string' },
+  set: { type: 'string', multiple: true },
+  seed: { type: 'string' },
+  iterations: { type: 'string' },
+  'run-dir': { type: 'string' },
+  resume: { type: 'boolean' },
+  checkpoint: { type: 'string' },
+  split: { type: 'string' },
+  episodes: { type: 'string' },
+  'base-url': { type: 'string' },
+  'model-name': { type: 'string' },
+  demos: { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  port: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+export type FlagName = keyof typeof OPTIONS;
+
+/** The help line of each flag: the value it takes (if any) and what it does. */
+export const FLAG_HELP: Record<FlagName, { readonly value?: string; readonly text: string }> = {
+  config: { value: 'FILE', text: 'YAML or JSON run config' },
+  preset: { value: 'NAME', text: `start from a preset (${Object.keys(PRESETS).join(', ')})` },
+  set: {
+    value: 'key.path=value',
+    text: 'override one setting (repeatable), e.g. --set rollout.temperature=0.7',
+  },
+  seed: { value: 'N', text: 'the run seed (config key seed)' },
+  iterations: { value: 'N', text: 'training iterations (training.iterations)' },
+  'run-dir': { value: 'DIR', text: 'the run folder (runDir)' },
+  resume: { text: 'continue the run in --run-dir from its latest checkpoint' },
+  checkpoint: {
+    value: 'DIR',
+    text: 'eval: the checkpoint to score (a checkpoints/iter-NNNNNN folder); serve: the weights served from the start',
+  },
+  port: { value: 'N', text: 'serve: the port on 127.0.0.1 (default 8000; 0 picks a free one)' },
+  split: { value: 'valid_seen|valid_unseen', text: 'the evaluation split (validation.split)' },
+  episodes: { value: 'N', text: 'evaluation episodes (validation.episodes)' },
+  'base-url': {
+    value: 'URL',
+    text: 'evaluate an OpenAI-compatible endpoint instead of a local model (model.backend=openai)',
+  },
+  'model-name': {
+    value: 'NAME',
+    text: 'eval: the model name sent to that endpoint (model.name); serve: the served name (default agentrl)',
+  },
+  demos: {
+    value: 'FILE.jsonl',
+    text: 'demonstrations, one {"prompt", "response"} object a line (default: the env module\'s expert)',
+  },
+  out: {
+    value: 'FILE',
+    text: 'where the report goes (default: RUN_DIR/report.html for one run, ./report-compare.html for several)',
+  },
+  help: { text: 'show this help' },
+  version: { text: 'print the agentrl version' },
+};
+
+/** What each command is for, how it is called and the flags it takes. */
+export const COMMANDS: Record<
+  string,
+  {
+    readonly summary: string;
+    readonly usage: readonly string[];
+    readonly flags: readonly FlagName[];
+    /** More help after the flags (built on demand). */
+    readonly more?: () => string;
+  }
+> = {
+  train: {
+    summary: `train a policy with an advantage estimator (${ESTIMATOR_NAMES.join(', ')}) and write the run folder and its report`,
+    usage: ['agentrl train --config run.yaml [--resume]', 'agentrl train --preset alfworld-cpu'],
+    flags: ['config', 'preset', 'set', 'seed', 'iterations', 'run-dir', 'resume'],
+    more: estimatorHelp,
+  },
+  eval: {
+    summary: 'score a checkpoint, the configured model or an OpenAI-compatible endpoint',
+    usage: [
+      'agentrl eval --config run.yaml [--checkpoint DIR] [--split valid_unseen] [--episodes N]',
+      'agentrl eval --config run.yaml --base-url URL --model-name NAME',
+    ],
+    flags: [
+      'config',
+      'preset',
+      'set',
+      'seed',
+      'run-dir',
+      'checkpoint',
+      'split',
+      'episodes',
+      'base-url',
+      'model-name',
+    ],
+  },
+  sft: {
+    summary: 'warm-start the model on expert demonstrations (written to RUN_DIR/sft/model)',
+    usage: ['agentrl sft --config run.yaml [--demos demos.jsonl]'],
+    flags: ['config', 'preset', 'set', 'seed', 'run-dir', 'demos'],
+  },
+  report: {
+    summary:
+      'write report.html of a run folder, or overlay several runs (each run, and per arm the mean ± sd)',
+    usage: [
+      'agentrl report RUN_DIR',
+      'agentrl report RUN_DIR RUN_DIR... [--out FILE]   (arm: the algorithm in each run info)',
+      'agentrl report ARM=RUN_DIR ARM=RUN_DIR... [--out FILE]',
+    ],
+    flags: ['run-dir', 'out'],
+  },
+  serve: {
+    summary:
+      'serve llama.cpp on 127.0.0.1 with the OpenAI-compatible routes rollout.engine openai uses (completions with token ids and log-probs, runtime LoRA loading, full-weight reload), until stopped',
+    usage: ['agentrl serve [--checkpoint DIR] [--port N] [--set threads=1 ...]'],
+    flags: ['checkpoint', 'port', 'model-name', 'set'],
+    more: () =>
+      '\n--set key=value sets an option of the llama.cpp engine (the keys of rollout.engine.options for llama.cpp; values are read as JSON, else as text).\n',
+  },
+};
+
+/** A default for help text: strings as they are, numbers and booleans as YAML writes them. */
+function defaultText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** The estimators of `@agentrl/algorithms`' registry with their options and defaults. */
+function estimatorHelp(): string {
+  const lines = ESTIMATOR_NAMES.map((name) => {
+    const { description, options } = ESTIMATORS[name];
+    const schema: OptionsSchema = options;
+    const keys = Object.entries(schema).map(([key, spec]) =>
+      'default' in spec ? `${key} (${defaultText(spec.default)})` : key,
+    );
+    return `  ${name.padEnd(7)}${description}\n         options: ${keys.join(', ')}\n`;
+  });
+  return `\nAdvantage estimators (algorithm.name, with their algorithm.options and defaults):\n${lines.join('')}`;
+}
+
+function flagLines(names: readonly FlagName[]): string {
+  const left = names.map((name) => {
+    const short =
+      'short' in OPTIONS[name] ? `-${(OPTIONS[name] as { short: string }).short}, ` : '';
+    const value = FLAG_HELP[name].value;
+    return `  ${short}--${name}${value !== undefined ? ` ${value}` : ''}`;
+  });
+  const width = Math.max(...left.map((l) => l.length)) + 2;
+  return names
+    .map((name, i) => `${(left[i] as string).padEnd(width)}${FLAG_HELP[name].text}\n`)
+    .join('');
+}
+
+export const USAGE = `agentrl <command> [options]
+
+Commands:
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(8)}${c.summary}\n`)
+  .join('')}
+Options:
+${flagLines(['help', 'version'])}
+Run \`agentrl <command> --help\` for the options of one command.
+`;
+
+export function commandUsage(name: string): string {
+  const command = COMMANDS[name] as (typeof COMMANDS)[string];
+  return `${command.usage.map((u, i) => `${i === 0 ? 'Usage: ' : '       '}${u}\n`).join('')}
+${command.summary}
+
+Options:
+${flagLines([...command.flags, 'help'])}${command.more?.() ?? ''}`;
+}
+
+/** The runner's version from its package.json, or `unknown` in a bundle that has none. */
+export function version(): string {
+  const path = fileURLToPath(new URL('../package.json', import.meta.url));
+  if (!existsSync(path)) return 'unknown';
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version?: string }).version ?? 'unknown';
+}
+
+/**
+ * The command (first positional) and the flags of `argv`, read as tokens without validation, so
+ * that `-c run.yaml train` finds `train` and a value such as `--set a=b` is not taken for a flag.
+ */
+export function scan(argv: readonly string[]): {
+  command: string | undefined;
+  flags: { name: string; rawName: string }[];
+} {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const command = tokens.find((t) => t.kind === 'positional')?.value;
+  const flags = tokens.flatMap((t) =>
+    t.kind === 'option' ? [{ name: t.name, rawName: t.rawName }] : [],
+  );
+  return { command, flags };
+}
+
+export type Flags = ReturnType<
+  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
+>['values'];
