@@ -38,6 +38,7 @@ import {
   WeightSyncError,
 } from '@agentrl/core';
 import { z } from 'zod';
+import { ERROR_EXCERPT_CHARS, jsonHeaders, postJson } from './http.ts';
 import { loraToPeft } from './peft.ts';
 
 /** How the trainer's weights reach the servers. */
@@ -129,11 +130,6 @@ const completionSchema = z.object({
 
 const modelsSchema = z.object({ data: z.array(z.object({ id: z.string() })) });
 
-/** Errors a retry may cure: network failures, timeouts, 408, 429 and 5xx. */
-function retryable(status: number | undefined): boolean {
-  return status === undefined || status === 408 || status === 429 || status >= 500;
-}
-
 /**
  * The base folder a model-tfjs LoRA checkpoint names in its `lora-base.json` (the model
  * package's record of the unmerged base), or undefined. It goes to the PEFT config's
@@ -204,10 +200,7 @@ export class OpenAICompletionsEngine implements RolloutEngine {
         { details: { field: 'rollout.engine.options.weightSync', value: options.weightSync } },
       );
     const doFetch = options.fetch ?? fetch;
-    const headers = {
-      'content-type': 'application/json',
-      ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
-    };
+    const headers = jsonHeaders(options.apiKey);
     const models: string[] = [];
     for (const url of urls) {
       let listed: string | undefined;
@@ -217,7 +210,8 @@ export class OpenAICompletionsEngine implements RolloutEngine {
           signal: AbortSignal.timeout(options.timeoutMs ?? 120_000),
         });
         const text = await response.text();
-        if (!response.ok) throw new Error(`HTTP ${response.status}: ${text.slice(0, 200)}`);
+        if (!response.ok)
+          throw new Error(`HTTP ${response.status}: ${text.slice(0, ERROR_EXCERPT_CHARS)}`);
         listed = modelsSchema.parse(JSON.parse(text)).data[0]?.id;
       } catch (cause) {
         throw new ConfigError(
@@ -279,46 +273,25 @@ export class OpenAICompletionsEngine implements RolloutEngine {
     return this.#adapter ?? (this.#models[server] as string);
   }
 
-  get #headers(): Record<string, string> {
-    return {
-      'content-type': 'application/json',
-      ...(this.#o.apiKey ? { authorization: `Bearer ${this.#o.apiKey}` } : {}),
-    };
-  }
-
-  /** POSTs `body` with retries; returns the parsed JSON of a 2xx reply or throws. */
-  async #post(url: string, body: unknown, timeoutMs: number, retries = true): Promise<unknown> {
+  /**
+   * POSTs `body` through `postJson` under the timeout option named (a generation's or a weight
+   * sync's), with retries unless `retries` is false; returns the reply.
+   */
+  #post(
+    url: string,
+    body: unknown,
+    timeout: 'timeoutMs' | 'syncTimeoutMs',
+    retries = true,
+  ): Promise<unknown> {
     const o = this.#o;
-    const attempts = retries ? (o.maxAttempts ?? 4) : 1;
-    const doFetch = o.fetch ?? fetch;
-    let lastError = '';
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (attempt > 1)
-        await new Promise((r) => setTimeout(r, (o.retryBaseMs ?? 500) * 2 ** (attempt - 2)));
-      this.requests++;
-      let status: number | undefined;
-      try {
-        const response = await doFetch(url, {
-          method: 'POST',
-          headers: this.#headers,
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        status = response.status;
-        const text = await response.text();
-        if (!response.ok) {
-          lastError = `HTTP ${response.status}: ${text.slice(0, 300)}`;
-          if (!retryable(status)) break;
-          continue;
-        }
-        return text === '' ? {} : JSON.parse(text);
-      } catch (error) {
-        lastError = error instanceof Error ? error.message : String(error);
-        if (status !== undefined) break;
-      }
-    }
-    throw new AgentRLError('BACKEND_FAILURE', `${url} failed: ${lastError}`, {
-      details: { url },
+    return postJson(url, body, {
+      apiKey: o.apiKey,
+      maxAttempts: retries ? (o.maxAttempts ?? 4) : 1,
+      retryBaseMs: o.retryBaseMs ?? 500,
+      timeoutMs: timeout === 'timeoutMs' ? (o.timeoutMs ?? 120_000) : (o.syncTimeoutMs ?? 600_000),
+      timeoutOption: timeout,
+      fetch: o.fetch,
+      onAttempt: () => this.requests++,
     });
   }
 
@@ -348,7 +321,7 @@ export class OpenAICompletionsEngine implements RolloutEngine {
         return_token_ids: true,
         return_tokens_as_token_ids: true,
       },
-      this.#o.timeoutMs ?? 120_000,
+      'timeoutMs',
     );
     const parsed = completionSchema.safeParse(reply);
     if (!parsed.success)
@@ -470,10 +443,13 @@ export class OpenAICompletionsEngine implements RolloutEngine {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     await loraToPeft(source, dir, (await loraBaseOf(source)) ?? this.#models[0]);
-    const timeout = this.#o.syncTimeoutMs ?? 600_000;
     await Promise.all(
       this.#urls.map((url) =>
-        this.#post(`${url}/load_lora_adapter`, { lora_name: name, lora_path: dir }, timeout),
+        this.#post(
+          `${url}/load_lora_adapter`,
+          { lora_name: name, lora_path: dir },
+          'syncTimeoutMs',
+        ),
       ),
     );
     const previous = this.#adapter;
@@ -483,7 +459,7 @@ export class OpenAICompletionsEngine implements RolloutEngine {
     if (previous !== undefined) {
       await Promise.all(
         this.#urls.map((url) =>
-          this.#post(`${url}/unload_lora_adapter`, { lora_name: previous }, timeout),
+          this.#post(`${url}/unload_lora_adapter`, { lora_name: previous }, 'syncTimeoutMs'),
         ),
       );
       if (previousDir !== undefined) await rm(previousDir, { recursive: true, force: true });
@@ -495,13 +471,12 @@ export class OpenAICompletionsEngine implements RolloutEngine {
       throw new WeightSyncError(
         "openai: the snapshot is a LoRA adapter, but weightSync is 'disk'; set rollout.engine.options.weightSync to 'lora'",
       );
-    const timeout = this.#o.syncTimeoutMs ?? 600_000;
     const replies = await Promise.all(
       this.#urls.map((url) =>
         this.#post(
           `${rootOf(url)}/update_weights_from_disk`,
           { model_path: resolve(snapshot.checkpointDir), weight_version: String(snapshot.version) },
-          timeout,
+          'syncTimeoutMs',
           false,
         ),
       ),

@@ -190,6 +190,21 @@ describe('OpenAICompatibleAgent', () => {
     );
   });
 
+  it('does not retry a reply that is not JSON, naming the URL', async () => {
+    await withServer(
+      startOpenAITestServer(() => 'ok', { rawReply: '<html>a proxy page</html>' }),
+      async (server) => {
+        const agent = retryingAgent(server);
+        const error = await rejectionOf(agent.act(['hello'], { seed: 0 }));
+        expect(isAgentRLError(error) && error.code).toBe('BACKEND_FAILURE');
+        expect((error as Error).message).toContain(
+          `${server.baseUrl}/chat/completions: the reply is not a chat completion`,
+        );
+        expect(agent.requests).toBe(1);
+      },
+    );
+  });
+
   it('ends an unanswered request at its timeout and retries it', async () => {
     await withServer(
       startOpenAITestServer(() => 'ok', { hangFirst: 1 }),

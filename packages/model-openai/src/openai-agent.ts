@@ -1,11 +1,12 @@
 /**
  * An OpenAI-compatible chat-completions client as a `RolloutAgent` (`@agentrl/core`): the
- * paper's prompt as a single user message, bounded concurrency, retries with exponential backoff,
- * a timeout per request. For scoring prompting baselines (vLLM, Ollama, any server speaking the
- * wire format).
+ * paper's prompt as a single user message, bounded concurrency, each request sent by `postJson`
+ * (`http.ts`: retries with exponential backoff, a timeout per attempt). For scoring prompting
+ * baselines (vLLM, Ollama, any server speaking the wire format).
  */
 import { type AgentResponse, AgentRLError, ConfigError, type RolloutAgent } from '@agentrl/core';
 import { z } from 'zod';
+import { postJson } from './http.ts';
 
 /** Options of {@link OpenAICompatibleAgent}. */
 export interface OpenAICompatibleOptions {
@@ -36,11 +37,6 @@ const responseSchema = z.object({
     .min(1),
 });
 
-/** Errors a retry may cure: network failures, timeouts, 408, 429 and 5xx. */
-function retryable(status: number | undefined): boolean {
-  return status === undefined || status === 408 || status === 429 || status >= 500;
-}
-
 export class OpenAICompatibleAgent implements RolloutAgent {
   readonly #o: OpenAICompatibleOptions;
   readonly #url: string;
@@ -61,55 +57,33 @@ export class OpenAICompatibleAgent implements RolloutAgent {
 
   async #complete(content: string, seed: number): Promise<string> {
     const o = this.#o;
-    const attempts = o.maxAttempts ?? 4;
-    const doFetch = o.fetch ?? fetch;
-    let lastError = '';
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (attempt > 1)
-        await new Promise((r) => setTimeout(r, (o.retryBaseMs ?? 500) * 2 ** (attempt - 2)));
-      this.requests++;
-      let status: number | undefined;
-      try {
-        const response = await doFetch(this.#url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}),
-          },
-          body: JSON.stringify({
-            model: o.model,
-            messages: [{ role: 'user', content }],
-            temperature: o.temperature ?? 0.4,
-            top_p: o.topP ?? 1,
-            max_tokens: o.maxTokens ?? 512,
-            seed,
-          }),
-          signal: AbortSignal.timeout(o.timeoutMs ?? 120_000),
-        });
-        status = response.status;
-        const text = await response.text();
-        if (!response.ok) {
-          lastError = `HTTP ${response.status}: ${text.slice(0, 200)}`;
-          if (!retryable(status)) break;
-          continue;
-        }
-        const parsed = responseSchema.safeParse(JSON.parse(text));
-        if (!parsed.success) {
-          lastError = `the reply is not a chat completion: ${parsed.error.message}`;
-          break;
-        }
-        return parsed.data.choices[0]?.message.content ?? '';
-      } catch (error) {
-        lastError = error instanceof Error ? error.message : String(error);
-      }
-    }
-    throw new AgentRLError(
-      'BACKEND_FAILURE',
-      `chat completion at ${this.#url} failed: ${lastError}`,
+    const reply = await postJson(
+      this.#url,
       {
-        details: { url: this.#url },
+        model: o.model,
+        messages: [{ role: 'user', content }],
+        temperature: o.temperature ?? 0.4,
+        top_p: o.topP ?? 1,
+        max_tokens: o.maxTokens ?? 512,
+        seed,
+      },
+      {
+        apiKey: o.apiKey,
+        maxAttempts: o.maxAttempts ?? 4,
+        retryBaseMs: o.retryBaseMs ?? 500,
+        timeoutMs: o.timeoutMs ?? 120_000,
+        fetch: o.fetch,
+        onAttempt: () => this.requests++,
       },
     );
+    const parsed = responseSchema.safeParse(reply);
+    if (!parsed.success)
+      throw new AgentRLError(
+        'BACKEND_FAILURE',
+        `${this.#url}: the reply is not a chat completion (${parsed.error.message}); point model.baseUrl at a server that speaks the OpenAI chat API`,
+        { details: { url: this.#url } },
+      );
+    return parsed.data.choices[0]?.message.content ?? '';
   }
 
   async act(prompts: readonly string[], { seed }: { seed: number }): Promise<AgentResponse[]> {
