@@ -29,6 +29,7 @@ import { loadTrainingState, saveTrainingState } from '../io/training-state.ts';
 import type { ModelLogger } from '../logger.ts';
 import { WorkerPool } from '../parallel/worker-pool.ts';
 import type { PolicySample, SupervisedSample } from '../train/samples.ts';
+import { DEFAULT_MAX_SCORE_ACTIVATIONS, planScoreChunks } from './score-chunks.ts';
 import {
   type SupervisedStepOptions,
   type TrainStepOptions,
@@ -61,6 +62,11 @@ export interface ScoreOptions {
   readonly temperature?: number;
   /** Upper bound on logits elements per forward chunk (memory). Default 2^24. */
   readonly maxLogitsPerChunk?: number;
+  /**
+   * Upper bound on all activation elements a forward chunk holds (attention scores included;
+   * see `planScoreChunks`). Default 2^27 (512 MiB of float32).
+   */
+  readonly maxActivationsPerChunk?: number;
 }
 
 /** Per-token log-probs and entropies of each sequence (length `len - 1` each). */
@@ -281,19 +287,17 @@ export class CausalLM extends Decoder implements Policy {
     withEntropy: boolean,
   ): Promise<TokenScores> {
     checkSequences(sequences, this.config.vocabSize, 'sequences');
-    const budget = options.maxLogitsPerChunk ?? 2 ** 24;
+    const chunks = planScoreChunks(
+      sequences.map((s) => s.length),
+      this.config,
+      {
+        maxLogits: options.maxLogitsPerChunk ?? 2 ** 24,
+        maxActivations: options.maxActivationsPerChunk ?? DEFAULT_MAX_SCORE_ACTIVATIONS,
+      },
+    );
     const logProbs: number[][] = [];
     const entropies: number[][] = [];
-    let start = 0;
-    while (start < sequences.length) {
-      let end = start;
-      let maxLen = 2;
-      while (end < sequences.length) {
-        const len = Math.max(maxLen, (sequences[end] as readonly number[]).length);
-        if (end > start && (end - start + 1) * len * this.config.vocabSize > budget) break;
-        maxLen = len;
-        end++;
-      }
+    for (const [start, end] of chunks) {
       const chunk = sequences.slice(start, end);
       const out = tf.tidy(() => {
         const r = this.tokenLogProbTensors(chunk, {
@@ -305,7 +309,7 @@ export class CausalLM extends Decoder implements Policy {
       });
       const values = await Promise.all(out.map((t) => t.data()));
       tf.dispose(out);
-      const width = maxLen - 1;
+      const width = Math.max(2, ...chunk.map((seq) => seq.length)) - 1;
       chunk.forEach((seq, b) => {
         const n = Math.max(0, seq.length - 1);
         logProbs.push(Array.from((values[0] as Float32Array).subarray(b * width, b * width + n)));
@@ -314,7 +318,6 @@ export class CausalLM extends Decoder implements Policy {
             Array.from((values[1] as Float32Array).subarray(b * width, b * width + n)),
           );
       });
-      start = end;
     }
     return { logProbs, entropies };
   }
