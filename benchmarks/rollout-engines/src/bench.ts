@@ -9,11 +9,18 @@
  * environments: 64 prompts of 80 seeded tokens, 12 new tokens, repeated (median reported).
  *
  * Flags: --rounds N (default 2), --threads LIST (llama.cpp threads per arm, default "1"),
- * --hidden N and --layers N (a wider or deeper decoder than the main job's 96 × 3, same
- * vocabulary and workload), --seed N (default 0), --json PATH (write the results there too).
+ * --prefix-reuse LIST (llama.cpp arms with and without reuse of cached prompt prefixes, default
+ * "on,off"), --kv F16|F32 and --flash-attention on|off|auto (llama.cpp's KV cache; default F32
+ * and off, the fastest on the main job's 24-dim heads), --hidden N and --layers N (a wider or
+ * deeper decoder than the main job's 96 × 3, same vocabulary and workload), --checkpoint DIR
+ * (start from these weights, e.g. a warm start, instead of fresh seeded ones), --seed N
+ * (default 0), --json PATH (write the results there too).
+ *
+ * Every row reports wall time and this process's CPU time (user + system, all threads) with the
+ * machine's one-minute load average, since the machine may be shared.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -37,11 +44,26 @@ const { values } = parseArgs({
     hidden: { type: 'string' },
     layers: { type: 'string' },
     json: { type: 'string' },
+    checkpoint: { type: 'string' },
+    kv: { type: 'string' },
+    'flash-attention': { type: 'string' },
+    'prefix-reuse': { type: 'string' },
   },
 });
 const rounds = Number(values.rounds ?? 2);
 const threadCounts = (values.threads ?? '1').split(',').map(Number);
 const seed = Number(values.seed ?? 0);
+const reuseModes = (values['prefix-reuse'] ?? 'on,off').split(',').map((m) => {
+  if (m !== 'on' && m !== 'off') throw new Error(`--prefix-reuse ${m}: use on, off or on,off`);
+  return m === 'on';
+});
+const kvCacheType = (values.kv ?? 'F32') as 'F16' | 'F32';
+if (kvCacheType !== 'F16' && kvCacheType !== 'F32')
+  throw new Error(`--kv ${values.kv}: use F16 or F32`);
+const faFlag = values['flash-attention'] ?? 'off';
+if (!['on', 'off', 'auto'].includes(faFlag))
+  throw new Error(`--flash-attention ${faFlag}: use on, off or auto`);
+const flashAttention = faFlag === 'auto' ? 'auto' : faFlag === 'on';
 const GROUPS = FULL_BUDGET.groups;
 const GROUP_SIZE = FULL_BUDGET.groupSize;
 const MAX_TURNS = FULL_BUDGET.maxTurns;
@@ -88,6 +110,10 @@ interface Row {
   arm: string;
   round: number;
   wallMs: number;
+  cpuMs: number;
+  load: [number, number];
+  promptTokensEvaluated?: number;
+  promptTokensReused?: number;
   generateMs: number;
   envMs: number;
   tokens: number;
@@ -103,43 +129,49 @@ const budget = {
   layers: Number(values.layers ?? FULL_BUDGET.layers),
 };
 const { tokenizer, model, policy } = await createTinyAgent(budget, seed);
+if (values.checkpoint !== undefined) await policy.load(values.checkpoint);
 const checkpoint = join(work, 'checkpoint');
 await model.save(checkpoint);
 console.log(
-  `model: ${budget.hidden} wide, ${budget.layers} layers, ${model.numParameters().toLocaleString('en')} parameters, vocabulary ${tokenizer.vocabSize}, tfjs backend ${backendInfo().backend}; ${availableParallelism()} cores; ${GROUPS}×${GROUP_SIZE} envs, ${MAX_TURNS} turns, ${MAX_NEW_TOKENS} new tokens at T=${TEMPERATURE}`,
+  `model: ${budget.hidden} wide, ${budget.layers} layers, ${model.numParameters().toLocaleString('en')} parameters, ${values.checkpoint === undefined ? 'fresh seeded weights' : `weights from ${values.checkpoint}`}, vocabulary ${tokenizer.vocabSize}, tfjs backend ${backendInfo().backend}; ${availableParallelism()} cores; ${GROUPS}×${GROUP_SIZE} envs, ${MAX_TURNS} turns, ${MAX_NEW_TOKENS} new tokens at T=${TEMPERATURE}; llama.cpp KV cache ${kvCacheType}, flash attention ${faFlag}`,
 );
 
-const engines = new Map<number, LlamaCppEngine>();
-for (const threads of threadCounts) {
-  const engine = await LlamaCppEngine.create({
-    threads,
-    parallelSequences: GROUPS * GROUP_SIZE,
-    contextSize: 2048,
-    gguf: { tokens: tokenizer.vocab },
-  });
-  await engine.syncWeights({ version: 0, checkpointDir: checkpoint });
-  engines.set(threads, engine);
+interface Arm {
+  name: string;
+  policy: () => Policy;
+  engine?: LlamaCppEngine;
+  sync?: (round: number) => Promise<number>;
 }
-
-const arms: { name: string; policy: () => Policy; sync?: (round: number) => Promise<number> }[] = [
-  { name: 'tfjs', policy: () => policy },
-  ...threadCounts.map((threads) => ({
-    name: `llama.cpp, ${threads} thread${threads === 1 ? '' : 's'}`,
-    policy: () => enginePolicy(engines.get(threads) as LlamaCppEngine),
-    // What an RL iteration adds: write the updated checkpoint, convert and load it.
-    sync: async (round: number) => {
-      const t0 = performance.now();
-      const dir = join(work, `sync-${threads}-${round}`);
-      await model.save(dir);
-      await (engines.get(threads) as LlamaCppEngine).syncWeights({
-        version: round + 1,
-        checkpointDir: dir,
-      });
-      await rm(dir, { recursive: true, force: true });
-      return performance.now() - t0;
-    },
-  })),
-];
+const arms: Arm[] = [{ name: 'tfjs', policy: () => policy }];
+for (const threads of threadCounts) {
+  for (const prefixReuse of reuseModes) {
+    const engine = await LlamaCppEngine.create({
+      threads,
+      parallelSequences: GROUPS * GROUP_SIZE,
+      contextSize: 2048,
+      kvCacheType,
+      flashAttention,
+      prefixReuse,
+      gguf: { tokens: tokenizer.vocab },
+    });
+    await engine.syncWeights({ version: 0, checkpointDir: checkpoint });
+    const tag = `${threads}-${prefixReuse ? 'reuse' : 'noreuse'}`;
+    arms.push({
+      name: `llama.cpp, ${threads} thread${threads === 1 ? '' : 's'}, prefix reuse ${prefixReuse ? 'on' : 'off'}`,
+      policy: () => enginePolicy(engine),
+      engine,
+      // What an RL iteration adds: write the updated checkpoint, convert and load it.
+      sync: async (round: number) => {
+        const t0 = performance.now();
+        const dir = join(work, `sync-${tag}-${round}`);
+        await model.save(dir);
+        await engine.syncWeights({ version: round + 1, checkpointDir: dir });
+        await rm(dir, { recursive: true, force: true });
+        return performance.now() - t0;
+      },
+    });
+  }
+}
 
 const rows: Row[] = [];
 for (let round = 0; round < rounds; round++) {
@@ -158,6 +190,9 @@ for (let round = 0; round < rounds; round++) {
       },
     };
     const pool = new EnvPool(envSpec(MAX_TURNS));
+    const prompt0 = arm.engine?.promptTokens;
+    const load0 = loadavg()[0] as number;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const result = await pool.rollout(measured, {
       groups: GROUPS,
@@ -169,11 +204,22 @@ for (let round = 0; round < rounds; round++) {
       idPrefix: `r${round}`,
     });
     const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const load1 = loadavg()[0] as number;
+    const prompt1 = arm.engine?.promptTokens;
     await pool.close();
     const row: Row = {
       arm: arm.name,
       round,
       wallMs,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      load: [load0, load1],
+      ...(prompt0 !== undefined && prompt1 !== undefined
+        ? {
+            promptTokensEvaluated: prompt1.evaluated - prompt0.evaluated,
+            promptTokensReused: prompt1.reused - prompt0.reused,
+          }
+        : {}),
       generateMs: meter.ms,
       envMs: result.envMs,
       tokens: meter.tokens,
@@ -183,19 +229,21 @@ for (let round = 0; round < rounds; round++) {
     };
     rows.push(row);
     console.log(
-      `round ${round} ${arm.name}: rollout ${(wallMs / 1000).toFixed(2)} s (generate ${(meter.ms / 1000).toFixed(2)} s, ${meter.tokens} tokens in ${meter.calls} calls, longest prompt ${maxPromptTokens})${syncMs === undefined ? '' : `, sync ${(syncMs / 1000).toFixed(2)} s`}`,
+      `round ${round} ${arm.name}: rollout ${(wallMs / 1000).toFixed(2)} s wall, ${(row.cpuMs / 1000).toFixed(2)} s CPU, load ${load0.toFixed(1)}→${load1.toFixed(1)} (generate ${(meter.ms / 1000).toFixed(2)} s, ${meter.tokens} tokens in ${meter.calls} calls, longest prompt ${maxPromptTokens}${row.promptTokensEvaluated === undefined ? '' : `, prompt tokens evaluated ${row.promptTokensEvaluated}, reused ${row.promptTokensReused}`})${syncMs === undefined ? '' : `, sync ${(syncMs / 1000).toFixed(2)} s`}`,
     );
   }
 }
-// One generate call alone: no environments, no prompt rendering.
+// One generate call alone: no environments, no prompt rendering. A fresh batch each repeat, so
+// that no arm finds the prompts in its cache.
 const rng = createRng(seed).split('generate-only');
-const batch = Array.from({ length: GROUPS * GROUP_SIZE }, () =>
-  Array.from({ length: 80 }, () => rng.int(tokenizer.vocabSize)),
-);
-const generateOnly = new Map<string, number[]>();
+const generateOnly = new Map<string, { wallMs: number; cpuMs: number }[]>();
 const GENERATE_REPEATS = 5;
 for (let r = 0; r < GENERATE_REPEATS; r++) {
+  const batch = Array.from({ length: GROUPS * GROUP_SIZE }, () =>
+    Array.from({ length: 80 }, () => rng.int(tokenizer.vocabSize)),
+  );
   for (const arm of arms) {
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await arm.policy().generate(batch, {
       maxNewTokens: MAX_NEW_TOKENS,
@@ -203,12 +251,13 @@ for (let r = 0; r < GENERATE_REPEATS; r++) {
       seed: r,
       stopTokenIds: [],
     });
+    const cpu = process.cpuUsage(cpu0);
     const list = generateOnly.get(arm.name) ?? [];
-    list.push(performance.now() - t0);
+    list.push({ wallMs: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 });
     generateOnly.set(arm.name, list);
   }
 }
-for (const engine of engines.values()) await engine.close();
+for (const arm of arms) await arm.engine?.close();
 model.dispose();
 await rm(work, { recursive: true, force: true });
 
@@ -217,32 +266,47 @@ const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
-const base = median(rows.filter((r) => r.arm === 'tfjs').map((r) => r.wallMs));
+const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const tfjsRows = rows.filter((r) => r.arm === 'tfjs');
+const baseWall = median(tfjsRows.map((r) => r.wallMs));
+const baseCpu = median(tfjsRows.map((r) => r.cpuMs));
+const loads = rows.flatMap((r) => r.load);
 console.log(
-  `\n| arm | rollout phase (median of ${rounds}) | in generate | generated tokens / s | weight sync | rollout speed-up vs tfjs |`,
+  `\nload average (1 min) during the phases: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
 );
-console.log('| --- | --- | --- | --- | --- | --- |');
+console.log(
+  `\n| arm | rollout phase wall (median of ${rounds}) | CPU time | in generate | generated tokens / s | prompt tokens evaluated / reused | weight sync | speed-up vs tfjs, wall | CPU |`,
+);
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const arm of arms) {
   const mine = rows.filter((r) => r.arm === arm.name);
   const wall = median(mine.map((r) => r.wallMs));
+  const cpu = median(mine.map((r) => r.cpuMs));
   const gen = median(mine.map((r) => r.generateMs));
   const tps = median(mine.map((r) => r.tokens / (r.generateMs / 1000)));
-  const sync =
-    mine[0]?.syncMs === undefined
+  const prompt =
+    mine[0]?.promptTokensEvaluated === undefined
       ? '—'
-      : `${(median(mine.map((r) => r.syncMs as number)) / 1000).toFixed(2)} s`;
+      : `${Math.round(median(mine.map((r) => r.promptTokensEvaluated as number))).toLocaleString('en')} / ${Math.round(median(mine.map((r) => r.promptTokensReused as number))).toLocaleString('en')}`;
+  const sync = mine[0]?.syncMs === undefined ? '—' : s(median(mine.map((r) => r.syncMs as number)));
   console.log(
-    `| ${arm.name} | ${(wall / 1000).toFixed(2)} s | ${(gen / 1000).toFixed(2)} s | ${Math.round(tps).toLocaleString('en')} | ${sync} | ${(base / wall).toFixed(2)}× |`,
+    `| ${arm.name} | ${s(wall)} | ${s(cpu)} | ${s(gen)} | ${Math.round(tps).toLocaleString('en')} | ${prompt} | ${sync} | ${(baseWall / wall).toFixed(2)}× | ${(baseCpu / cpu).toFixed(2)}× |`,
   );
 }
-const genBase = median(generateOnly.get('tfjs') ?? []);
+const genBase = generateOnly.get('tfjs') ?? [];
+const genBaseWall = median(genBase.map((g) => g.wallMs));
+const genBaseCpu = median(genBase.map((g) => g.cpuMs));
 console.log(
-  `\n| arm | one generate: 64 prompts × 80 tokens + 12 new (median of ${GENERATE_REPEATS}) | speed-up vs tfjs |`,
+  `\n| arm | one generate: 64 prompts × 80 tokens + 12 new, wall (median of ${GENERATE_REPEATS}) | CPU time | speed-up vs tfjs, wall | CPU |`,
 );
-console.log('| --- | --- | --- |');
+console.log('| --- | --- | --- | --- | --- |');
 for (const arm of arms) {
-  const ms = median(generateOnly.get(arm.name) ?? []);
-  console.log(`| ${arm.name} | ${(ms / 1000).toFixed(2)} s | ${(genBase / ms).toFixed(2)}× |`);
+  const mine = generateOnly.get(arm.name) ?? [];
+  const wall = median(mine.map((g) => g.wallMs));
+  const cpu = median(mine.map((g) => g.cpuMs));
+  console.log(
+    `| ${arm.name} | ${s(wall)} | ${s(cpu)} | ${(genBaseWall / wall).toFixed(2)}× | ${(genBaseCpu / cpu).toFixed(2)}× |`,
+  );
 }
 if (values.json !== undefined)
   await writeFile(

@@ -76,6 +76,74 @@ describe('LlamaCppEngine on the qwen2-tiny fixture', () => {
   });
 });
 
+describe('LlamaCppEngine prompt-prefix reuse', () => {
+  it('gives the same tokens and log-probs as evaluating every prompt afresh, across turns, copies and a weight sync', async () => {
+    // F32 cache without flash attention: both engines compute each position alike, whichever
+    // batch it was evaluated in.
+    const exact = {
+      ...options,
+      parallelSequences: 4,
+      kvCacheType: 'F32',
+      flashAttention: false,
+    } as const;
+    const reuse = await LlamaCppEngine.create({ ...exact, prefixReuse: true });
+    const afresh = await LlamaCppEngine.create({ ...exact, prefixReuse: false });
+    try {
+      for (const engine of [reuse, afresh])
+        await engine.syncWeights({ version: 0, checkpointDir: fixtureDir });
+      const game = [1, 17, 250, 3, 99, 42, 42, 7];
+      // Turn 0: a group of identical prompts and one that shares their first half; 6 prompts on
+      // 4 sequences, so the second chunk starts from what the first left in the cache.
+      let prompts: number[][] = [game, game, game, game.slice(0, 4).concat([5, 6]), game, [8, 9]];
+      for (const [turn, sampling] of [
+        { maxNewTokens: 5, temperature: 0 },
+        { maxNewTokens: 5, temperature: 0.7, seed: 3 },
+        { maxNewTokens: 4, temperature: 1, seed: 4, stopTokenIds: [2] },
+      ].entries()) {
+        const a = await reuse.generate(prompts, sampling);
+        const b = await afresh.generate(prompts, sampling);
+        expect(a.tokenIds, `turn ${turn}`).toEqual(b.tokenIds);
+        expect(a.finishReasons).toEqual(b.finishReasons);
+        expect(logProbMismatch(a.logProbs ?? [], b.logProbs ?? []).maxAbs).toBeLessThan(1e-4);
+        // The next turn repeats each prompt and response and adds an observation.
+        prompts = prompts.map((p, i) => [...p, ...(a.tokenIds[i] as number[]), 11 + i, 12]);
+      }
+      const counts = reuse.promptTokens;
+      expect(counts.copies).toBeGreaterThan(0);
+      expect(counts.reused).toBeGreaterThan(counts.evaluated);
+      expect(counts.reused + counts.evaluated).toBe(afresh.promptTokens.evaluated);
+      expect(afresh.promptTokens.reused).toBe(0);
+
+      // A sync empties the cache: nothing computed by the old weights is reused.
+      const other = join(work, 'prefix-other');
+      const model = await createCausalLM(
+        {
+          vocab_size: 384,
+          hidden_size: 32,
+          intermediate_size: 64,
+          num_hidden_layers: 1,
+          num_attention_heads: 2,
+          num_key_value_heads: 1,
+          initializer_range: 0.5,
+        },
+        { seed: 9, backend: 'cpu' },
+      );
+      await model.save(other);
+      const last = prompts.slice(0, 1);
+      const want = await model.generate(last, { maxNewTokens: 4, temperature: 0 });
+      model.dispose();
+      await reuse.syncWeights({ version: 1, checkpointDir: other });
+      const before = reuse.promptTokens.reused;
+      const after = await reuse.generate(last, { maxNewTokens: 4, temperature: 0 });
+      expect(reuse.promptTokens.reused).toBe(before);
+      expect(after.tokenIds).toEqual(want.tokenIds);
+    } finally {
+      await reuse.close();
+      await afresh.close();
+    }
+  });
+});
+
 describe('LlamaCppEngine weight syncs', () => {
   it('refuses to generate before the first sync', async () => {
     const engine = await LlamaCppEngine.create(options);

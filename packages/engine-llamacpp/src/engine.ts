@@ -34,6 +34,7 @@ import { LORA_BASE_FILE, type LoRABase } from '@agentrl/model-tfjs/policy';
 // when the first engine starts (sharedLlama).
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { checkpointToGguf, type GgufConversionOptions, loraToGguf } from './convert.ts';
+import { planPrefixReuse } from './prefix.ts';
 
 /**
  * The base folder of a model-tfjs LoRA checkpoint (its `lora-base.json` beside
@@ -45,6 +46,78 @@ async function loraBaseOf(dir: string): Promise<string | undefined> {
   const record = JSON.parse(await readFile(join(dir, LORA_BASE_FILE), 'utf8')) as Partial<LoRABase>;
   if (typeof record.path !== 'string') throw new Error('it names no base folder ("path")');
   return record.path;
+}
+
+/** Prompt tokens a {@link LlamaCppEngine} evaluated, and those it reused from its KV cache. */
+export interface PromptTokenCounts {
+  /** Prompt tokens run through the model. */
+  evaluated: number;
+  /** Prompt tokens found in a sequence's cache already (its own, or copied from another). */
+  reused: number;
+  /** KV cache copies between sequences. */
+  copies: number;
+}
+
+/** node-llama-cpp's sequence-to-sequence cache copy (internal in 3.22, used by its own decision contexts). */
+interface CopyableSequence {
+  _copyStateFromOtherSequence?(
+    other: LlamaContextSequence,
+    upToTokenIndex: number,
+  ): Promise<boolean>;
+}
+
+/**
+ * Evaluates all but the last token of each prompt on the sequences `planPrefixReuse` gives them,
+ * keeping or copying the cached prefixes it found; returns each prompt's sequence and the number of
+ * its tokens the sequence then holds. A copy node-llama-cpp cannot make falls back to evaluating
+ * the whole prefix.
+ */
+async function prefillSharedPrefixes(
+  prompts: readonly (readonly number[])[],
+  sequences: readonly LlamaContextSequence[],
+  counts: PromptTokenCounts,
+): Promise<{ sequence: readonly number[]; tokens: readonly number[] }> {
+  const plan = planPrefixReuse(
+    prompts,
+    sequences.map((s) => s.contextTokens as readonly number[]),
+  );
+  const tokens = prompts.map((p) => p.length - 1);
+  const rounds = Math.max(0, ...plan.round);
+  for (let round = 0; round <= rounds; round++) {
+    await Promise.all(
+      prompts.map(async (prompt, i) => {
+        if (plan.round[i] !== round) return;
+        const sequence = sequences[plan.sequence[i] as number] as LlamaContextSequence;
+        const parent = plan.parent[i] as number;
+        let from = plan.reused[i] as number;
+        if (parent === -1) {
+          if (sequence.nextTokenIndex > from)
+            await sequence.eraseContextTokenRanges([{ start: from, end: sequence.nextTokenIndex }]);
+        } else {
+          const source = sequences[plan.sequence[parent] as number] as LlamaContextSequence;
+          const copy = (sequence as unknown as CopyableSequence)._copyStateFromOtherSequence;
+          const copied =
+            copy !== undefined && (await copy.call(sequence, source, from).catch(() => false));
+          if (copied) counts.copies++;
+          else {
+            await sequence.clearHistory();
+            from = 0;
+          }
+        }
+        if (sequence.nextTokenIndex !== from) {
+          await sequence.clearHistory();
+          from = 0;
+        }
+        counts.reused += from;
+        counts.evaluated += prompt.length - from;
+        if (prompt.length - 1 > from)
+          await sequence.evaluateWithoutGeneratingNewTokens(
+            prompt.slice(from, prompt.length - 1) as Token[],
+          );
+      }),
+    );
+  }
+  return { sequence: plan.sequence, tokens };
 }
 
 /**
@@ -82,6 +155,12 @@ export interface LlamaCppEngineOptions {
   /** Report each sampled token's log-prob. Default true. */
   readonly logProbs?: boolean;
   /**
+   * Reuse prompt prefixes already in the KV cache (a sequence's previous prompt and response, or
+   * another prompt of the same call, copied). Default true. The cache is emptied by every weight
+   * sync, so a reused prefix was always computed by the current weights.
+   */
+  readonly prefixReuse?: boolean;
+  /**
    * A synced checkpoint that is a model-tfjs LoRA checkpoint (`lora.safetensors` and
    * `lora-base.json` beside the merged weights): `'adapter'` (default) loads its base once and
    * syncs only the adapters; `'merged'` loads the merged weights saved with them.
@@ -115,6 +194,11 @@ export const LLAMACPP_ENGINE_OPTIONS: OptionsSchema = {
   kvCacheType: { description: "KV cache element type, 'F16' or 'F32'", default: 'F16' },
   flashAttention: { description: "true, false or 'auto'", default: 'auto' },
   logProbs: { description: "report each sampled token's log-prob", default: true },
+  prefixReuse: {
+    description:
+      'reuse prompt prefixes already in the KV cache (previous turns, or other prompts of the call)',
+    default: true,
+  },
   loraSync: {
     description:
       "for a LoRA run's checkpoint: 'adapter' syncs the adapters on the base loaded once, 'merged' the merged weights",
@@ -209,6 +293,7 @@ export class LlamaCppEngine implements RolloutEngine {
   #failure: Error | undefined;
   #closed = false;
   #busy: Promise<unknown> = Promise.resolve();
+  readonly #reuse: PromptTokenCounts = { evaluated: 0, reused: 0, copies: 0 };
 
   private constructor(
     llama: Llama,
@@ -281,6 +366,14 @@ export class LlamaCppEngine implements RolloutEngine {
 
   get weightsVersion(): number | undefined {
     return this.#failure === undefined ? this.#version : undefined;
+  }
+
+  /**
+   * Prompt tokens evaluated and reused from the KV cache since the engine was created (a copy;
+   * the counts only grow).
+   */
+  get promptTokens(): Readonly<PromptTokenCounts> {
+    return { ...this.#reuse };
   }
 
   /** The GGUF file the engine samples from now (undefined before the first sync). */
@@ -507,38 +600,59 @@ export class LlamaCppEngine implements RolloutEngine {
     const tokenIds: number[][] = prompts.map(() => []);
     const logProbs: number[][] = prompts.map(() => []);
     const finishReasons: FinishReason[] = prompts.map(() => 'length');
-    let next = 0;
-    const worker = async (sequence: LlamaContextSequence): Promise<void> => {
-      while (next < prompts.length) {
-        const i = next++;
-        await sequence.clearHistory();
-        const out = tokenIds[i] as number[];
-        const lps = logProbs[i] as number[];
-        const iterator = sequence.evaluateWithMetadata(
-          (prompts[i] as readonly number[]).slice() as Token[],
-          { confidence: withLogProbs },
-          {
-            temperature,
-            topK,
-            topP,
-            minP: 0,
-            seed: seeds[i] as number,
-            yieldEogToken: true,
-          },
-        );
-        for await (const item of iterator) {
-          out.push(item.token);
-          if (withLogProbs)
-            lps.push(Math.log((item as { confidence?: number }).confidence ?? Number.NaN));
-          if (stops.has(item.token)) {
-            finishReasons[i] = 'stop';
-            break;
-          }
-          if (out.length >= maxNew) break;
+    /** Samples prompt i's response on a sequence that already holds `held` tokens of it. */
+    const sample = async (i: number, sequence: LlamaContextSequence, held: number) => {
+      const out = tokenIds[i] as number[];
+      const lps = logProbs[i] as number[];
+      const iterator = sequence.evaluateWithMetadata(
+        (prompts[i] as readonly number[]).slice(held) as Token[],
+        { confidence: withLogProbs },
+        {
+          temperature,
+          topK,
+          topP,
+          minP: 0,
+          seed: seeds[i] as number,
+          yieldEogToken: true,
+        },
+      );
+      for await (const item of iterator) {
+        out.push(item.token);
+        if (withLogProbs)
+          lps.push(Math.log((item as { confidence?: number }).confidence ?? Number.NaN));
+        if (stops.has(item.token)) {
+          finishReasons[i] = 'stop';
+          break;
         }
+        if (out.length >= maxNew) break;
       }
     };
-    await Promise.all(this.#sequences.map(worker));
+    if (this.#options.prefixReuse ?? true) {
+      for (let start = 0; start < prompts.length; start += this.#parallel) {
+        const chunk = prompts.slice(start, start + this.#parallel);
+        const held = await prefillSharedPrefixes(chunk, this.#sequences, this.#reuse);
+        await Promise.all(
+          chunk.map((_, k) =>
+            sample(
+              start + k,
+              this.#sequences[held.sequence[k] as number] as LlamaContextSequence,
+              held.tokens[k] as number,
+            ),
+          ),
+        );
+      }
+    } else {
+      let next = 0;
+      const worker = async (sequence: LlamaContextSequence): Promise<void> => {
+        while (next < prompts.length) {
+          const i = next++;
+          await sequence.clearHistory();
+          this.#reuse.evaluated += (prompts[i] as readonly number[]).length;
+          await sample(i, sequence, 0);
+        }
+      };
+      await Promise.all(this.#sequences.map(worker));
+    }
     return {
       tokenIds,
       ...(withLogProbs ? { logProbs } : {}),

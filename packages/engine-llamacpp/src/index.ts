@@ -16,6 +16,7 @@ export {
   type LlamaCppDevice,
   LlamaCppEngine,
   type LlamaCppEngineOptions,
+  type PromptTokenCounts,
 } from './engine.ts';
 export {
   encodeTensorData,
@@ -25,3 +26,4 @@ export {
   type GgufValue,
   writeGguf,
 } from './gguf.ts';
+export { commonPrefixLength, type PrefixPlan, planPrefixReuse } from './prefix.ts';
