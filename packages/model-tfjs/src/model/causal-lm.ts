@@ -29,7 +29,6 @@ import { loadTrainingState, saveTrainingState } from '../io/training-state.ts';
 import type { ModelLogger } from '../logger.ts';
 import { WorkerPool } from '../parallel/worker-pool.ts';
 import type { PolicySample, SupervisedSample } from '../train/samples.ts';
-import { DEFAULT_MAX_SCORE_ACTIVATIONS, planScoreChunks } from './score-chunks.ts';
 import {
   type SupervisedStepOptions,
   type TrainStepOptions,
@@ -37,6 +36,7 @@ import {
   trainPolicyStep,
   trainSupervisedStep,
 } from '../train/steps.ts';
+import { DEFAULT_MAX_SCORE_ACTIVATIONS, planScoreChunks } from './score-chunks.ts';
 
 export type { ParameterStorage } from '../decoder/parameter-store.ts';
 
