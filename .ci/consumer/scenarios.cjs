@@ -5,7 +5,7 @@
 // clean project (from the local registry), checks that none of `absent` was installed, then runs
 // the program under the minimum Node version the packages declare.
 const assert = require('node:assert/strict');
-const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const { mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 
@@ -164,6 +164,67 @@ module.exports = {
       assert.ok(score >= 0 && score <= 1, `WebShop score in [0, 1], got ${score}`);
       assert.equal(step.reward, score === 1 ? 10 : 0, 'reward 10 exactly when the score is 1');
       return `WebShop: ${observation.anchor} -> search -> ${item} -> buy now, score ${score.toFixed(3)}`;
+    },
+  },
+
+  gguf: {
+    install: ['@agentrl/engine-llamacpp', '@agentrl/checkpoint'],
+    absent: ['@agentrl/model-tfjs', '@tensorflow/tfjs', '@tensorflow/tfjs-core'],
+    async run(load) {
+      const { writeSafetensors } = await load('@agentrl/checkpoint');
+      const { checkpointToGguf } = await load('@agentrl/engine-llamacpp');
+      const dir = mkdtempSync(join(tmpdir(), 'agentrl-gguf-'));
+      try {
+        // A one-layer Qwen2 checkpoint with a tied head: every tensor the converter expects.
+        const [V, H, I, L] = [8, 8, 16, 1];
+        const config = {
+          model_type: 'qwen2',
+          vocab_size: V,
+          hidden_size: H,
+          intermediate_size: I,
+          num_hidden_layers: L,
+          num_attention_heads: 2,
+          num_key_value_heads: 1,
+          tie_word_embeddings: true,
+          torch_dtype: 'bfloat16',
+          eos_token_id: 1,
+        };
+        const kv = H / 2;
+        const shapes = {
+          'model.embed_tokens.weight': [V, H],
+          'model.norm.weight': [H],
+          'model.layers.0.input_layernorm.weight': [H],
+          'model.layers.0.post_attention_layernorm.weight': [H],
+          'model.layers.0.self_attn.q_proj.weight': [H, H],
+          'model.layers.0.self_attn.q_proj.bias': [H],
+          'model.layers.0.self_attn.k_proj.weight': [kv, H],
+          'model.layers.0.self_attn.k_proj.bias': [kv],
+          'model.layers.0.self_attn.v_proj.weight': [kv, H],
+          'model.layers.0.self_attn.v_proj.bias': [kv],
+          'model.layers.0.self_attn.o_proj.weight': [H, H],
+          'model.layers.0.mlp.gate_proj.weight': [I, H],
+          'model.layers.0.mlp.up_proj.weight': [I, H],
+          'model.layers.0.mlp.down_proj.weight': [H, I],
+        };
+        const tensors = new Map(
+          Object.entries(shapes).map(([name, shape], k) => {
+            const data = Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) =>
+              Math.sin(k + i),
+            );
+            return [name, { dtype: 'BF16', shape, data }];
+          }),
+        );
+        writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+        await writeSafetensors(join(dir, 'model.safetensors'), tensors);
+        const out = join(dir, 'model.gguf');
+        const parsed = await checkpointToGguf(dir, out, { type: 'F16' });
+        assert.equal(parsed.dtype, 'BF16');
+        const bytes = readFileSync(out);
+        assert.equal(bytes.subarray(0, 4).toString('latin1'), 'GGUF');
+        return `GGUF: a BF16 Qwen2 checkpoint written with @agentrl/checkpoint converted to ${bytes.length} bytes of F16 GGUF, no TensorFlow.js installed`;
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   },
 

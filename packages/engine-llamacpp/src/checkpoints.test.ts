@@ -13,15 +13,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRng, logProbMismatch } from '@agentrl/core';
 import {
-  type CausalLM,
   type CausalLMConfigInput,
-  createCausalLM,
-  loadCausalLM,
   readCheckpointTensors,
   writeSafetensors,
-} from '@agentrl/model-tfjs';
+} from '@agentrl/checkpoint';
+import { createRng, logProbMismatch } from '@agentrl/core';
+import { type CausalLM, createCausalLM, loadCausalLM } from '@agentrl/model-tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GgufConversionOptions } from './convert.ts';
 import { LlamaCppEngine } from './engine.ts';

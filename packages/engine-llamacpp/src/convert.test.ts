@@ -1,7 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCausalLM, readCheckpointTensors, writeSafetensors } from '@agentrl/model-tfjs';
+import { readCheckpointTensors, writeSafetensors } from '@agentrl/checkpoint';
+import { createCausalLM } from '@agentrl/model-tfjs';
 import fc from 'fast-check';
 import { readGgufFileInfo } from 'node-llama-cpp';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -14,15 +14,16 @@
  *   arbitrary strings, a word-level vocabulary included, without aborting: SPM needs byte tokens,
  *   and `none` asserts on the test tokenization node-llama-cpp runs after loading.
  */
-import { readFile } from 'node:fs/promises';
-import { DataError, InvalidInputError } from '@agentrl/core';
+
 import {
   type CausalLMConfig,
+  LORA_STATE_FILE,
   type NamedTensor,
-  parseConfig,
+  readCheckpointConfig,
   readCheckpointTensors,
   readSafetensorsFile,
-} from '@agentrl/model-tfjs';
+} from '@agentrl/checkpoint';
+import { DataError, InvalidInputError } from '@agentrl/core';
 import { type GgufContents, type GgufTensor, type GgufValue, writeGguf } from './gguf.ts';
 
 /** Options of {@link checkpointToGguf} and {@link ggufFromCheckpoint}. */
@@ -236,16 +237,7 @@ export async function checkpointToGguf(
   outPath: string,
   options: GgufConversionOptions = {},
 ): Promise<CausalLMConfig> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(`${dir}/config.json`, 'utf8'));
-  } catch (cause) {
-    throw new DataError(
-      `${dir}/config.json cannot be read as JSON; point checkpointToGguf at a Hugging Face model folder`,
-      { cause, details: { path: `${dir}/config.json` } },
-    );
-  }
-  const config = parseConfig(raw);
+  const config = await readCheckpointConfig(dir);
   const tensors = await readCheckpointTensors(dir);
   await writeGguf(outPath, ggufFromCheckpoint(config, tensors, options));
   return config;
@@ -338,7 +330,7 @@ export async function loraToGguf(
   config: CausalLMConfig,
   outPath: string,
 ): Promise<void> {
-  const path = `${adapterDir}/lora.safetensors`;
+  const path = `${adapterDir}/${LORA_STATE_FILE}`;
   const { tensors, metadata } = await readSafetensorsFile(path);
   const rank = Number(metadata.rank);
   const alpha = Number(metadata.alpha);

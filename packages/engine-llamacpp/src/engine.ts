@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type CausalLMConfig, LORA_BASE_FILE, type LoRABase } from '@agentrl/checkpoint';
 import {
   AgentRLError,
   createRng,
@@ -27,8 +28,6 @@ import {
   type WeightSnapshot,
   WeightSyncError,
 } from '@agentrl/core';
-import type { CausalLMConfig } from '@agentrl/model-tfjs';
-import { LORA_BASE_FILE, type LoRABase } from '@agentrl/model-tfjs/policy';
 // Types only at the top: node-llama-cpp's entry point has a top-level await, which would stop
 // require() of this package on Node >= 20.19 (ERR_REQUIRE_ASYNC_MODULE); its code is imported
 // when the first engine starts (sharedLlama).

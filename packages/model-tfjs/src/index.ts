@@ -2,6 +2,23 @@
  * @agentrl/model-tfjs — a trainable Qwen2-family causal LM in TensorFlow.js. The fused kernels, the
  * row-block split helpers and the WebGPU dispatch counter are `@agentrl/model-tfjs/internal`.
  */
+
+export {
+  bf16ToF32,
+  type CausalLMConfig,
+  type CausalLMConfigInput,
+  encodeSafetensors,
+  type FloatDType,
+  f16ToF32,
+  f32ToBf16,
+  f32ToF16,
+  type NamedTensor,
+  parseConfig,
+  readCheckpointTensors,
+  readSafetensors,
+  readSafetensorsFile,
+  writeSafetensors,
+} from '@agentrl/checkpoint';
 export {
   BACKEND_ENV_VAR,
   type BackendName,
@@ -43,12 +60,6 @@ export {
   webgpuBindingLimit,
   withGpuErrorScope,
 } from './backends/webgpu/setup.ts';
-export {
-  type CausalLMConfig,
-  type CausalLMConfigInput,
-  type FloatDType,
-  parseConfig,
-} from './decoder/config.ts';
 export { Decoder, type TokenLogProbTensors } from './decoder/decoder.ts';
 export { LORA_TARGETS, LoRAAdapters, type LoRAOptions } from './decoder/lora.ts';
 export {
@@ -58,15 +69,6 @@ export {
 } from './decoder/parameter-store.ts';
 export { type GenerationModel, generateTokens } from './generate/generate.ts';
 export { type SampledToken, sampleToken, type TokenSamplingOptions } from './generate/sampling.ts';
-export { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './io/dtype.ts';
-export {
-  encodeSafetensors,
-  type NamedTensor,
-  readCheckpointTensors,
-  readSafetensors,
-  readSafetensorsFile,
-  writeSafetensors,
-} from './io/safetensors.ts';
 export { type SavableModel, type SaveOptions, saveCausalLM } from './io/save.ts';
 export {
   loadTrainingState,

@@ -4,6 +4,8 @@
  * the train steps and the worker threads run on it; `CausalLM` (`model/causal-lm.ts`) extends it
  * with scoring, generation, training, worker threads and saving.
  */
+
+import type { CausalLMConfig } from '@agentrl/checkpoint';
 import { InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
@@ -12,7 +14,6 @@ import {
   fusedKernelsActive,
   fusedTokenLogProbs,
 } from '../backends/webgpu/kernels/fused.ts';
-import type { CausalLMConfig } from './config.ts';
 import {
   buildMask,
   decoderForward,

@@ -2,6 +2,8 @@
  * The decoder forward pass (as Hugging Face transformers' Qwen2 computes it) over a batch of token ids with explicit positions and an
  * additive mask, optionally extending a per-layer KV cache of post-rotary keys and values.
  */
+
+import type { CausalLMConfig } from '@agentrl/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import { fusedKernelsActive } from '../backends/webgpu/kernels/fused.ts';
 import {
@@ -11,7 +13,6 @@ import {
   writeValues,
 } from '../backends/webgpu/kernels/kv-cache.ts';
 import { gatherSplitRows } from '../backends/webgpu/split.ts';
-import type { CausalLMConfig } from './config.ts';
 import {
   attention,
   type LowRank,

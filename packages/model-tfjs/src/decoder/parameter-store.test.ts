@@ -1,8 +1,8 @@
+import { parseConfig } from '@agentrl/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../backends/select.ts';
 import { seededFloats, TINY_TEST_CONFIG } from '../test-models.ts';
-import { parseConfig } from './config.ts';
 import { ParameterStore } from './parameter-store.ts';
 import { parameterSpecs } from './parameters.ts';
 

@@ -5,12 +5,13 @@
  * and the optimizer state of whatever trains. Training, saving, the training state and the worker
  * threads read and change the weights here; the model class adds the compute on top.
  */
+
+import type { CausalLMConfig } from '@agentrl/checkpoint';
 import { InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
 import { webgpuBindingLimit } from '../backends/webgpu/setup.ts';
 import { blockRanges, joinHost, splitHost } from '../backends/webgpu/split.ts';
-import type { CausalLMConfig } from './config.ts';
 import type { BlockLookup } from './forward.ts';
 import { LoRAAdapters, type LoRAOptions } from './lora.ts';
 import { type ParameterSpec, parameterSpecs } from './parameters.ts';

@@ -7,6 +7,8 @@
  * (`backends/webgpu/kernels/sample.ts`) fed with the same per-row draws, so a decode step reads back only
  * the B sampled ids and their log-probs instead of the `[B, V]` logits.
  */
+
+import type { CausalLMConfig } from '@agentrl/checkpoint';
 import {
   createRng,
   type FinishReason,
@@ -22,7 +24,6 @@ import {
   MAX_GPU_SAMPLING_VOCAB,
   sampleTokensOnGpu,
 } from '../backends/webgpu/kernels/sample.ts';
-import type { CausalLMConfig } from '../decoder/config.ts';
 import {
   buildMask,
   type ForwardInputs,

@@ -1,36 +1,13 @@
 /**
- * Hugging Face model folders on the way in: `config.json`, and the tensors of
- * `model.safetensors` or a sharded index checked against the parameters the config implies and
- * put in the in-memory layout (linear weights `[in, out]`); and the seeded weights of a fresh
- * model. Writing a folder is `save.ts`; a `CausalLM` is made from these in `model/load.ts`.
+ * Hugging Face model folders on the way in: the tensors of `model.safetensors` or a sharded index
+ * (read by `@agentrl/checkpoint`, as is `config.json`) checked against the parameters the config
+ * implies and put in the in-memory layout (linear weights `[in, out]`); and the seeded weights of
+ * a fresh model. Writing a folder is `save.ts`; a `CausalLM` is made from these in `model/load.ts`.
  */
-import { readFile } from 'node:fs/promises';
+import type { CausalLMConfig, NamedTensor } from '@agentrl/checkpoint';
 import { createRng, DataError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import type { CausalLMConfig } from '../decoder/config.ts';
-import { parseConfig } from '../decoder/config.ts';
 import { isIgnorableKey, parameterSpecs, transpose2d } from '../decoder/parameters.ts';
-import type { NamedTensor } from './safetensors.ts';
-
-/** The parsed `config.json` of an HF model folder (a `DataError` naming the file when unreadable). */
-export async function readConfig(dir: string): Promise<CausalLMConfig> {
-  let text: string;
-  try {
-    text = await readFile(`${dir}/config.json`, 'utf8');
-  } catch (cause) {
-    throw new DataError(
-      `${dir}/config.json cannot be read; point loadCausalLM at a Hugging Face model folder`,
-      { cause, details: { path: `${dir}/config.json` } },
-    );
-  }
-  try {
-    return parseConfig(JSON.parse(text));
-  } catch (error) {
-    if (error instanceof SyntaxError)
-      throw new DataError(`${dir}/config.json is not valid JSON`, { cause: error });
-    throw error;
-  }
-}
 
 /**
  * The model's weights from a checkpoint's tensors, in the in-memory layout: every expected

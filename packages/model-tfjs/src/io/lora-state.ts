@@ -7,14 +7,11 @@
  * sampled values let a load refuse a base that is not the one the adapters were trained on (a
  * merged checkpoint folder, another model).
  */
+import { type NamedTensor, readRequiredSafetensorsFile } from '@agentrl/checkpoint';
 import { DataError, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { LORA_TARGETS, type LoRAAdapters, type LoRAOptions } from '../decoder/lora.ts';
 import type { ParameterStore } from '../decoder/parameter-store.ts';
-import { type NamedTensor, readRequiredSafetensorsFile } from './safetensors.ts';
-
-/** File name of the LoRA adapters inside a training-state folder. */
-export const LORA_STATE_FILE = 'lora.safetensors';
 
 const LORA_FORMAT = 'agentrl-lora-v1';
 

@@ -4,12 +4,12 @@
  * bit and loads in transformers / vLLM unchanged.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import type { CausalLMConfig, FloatDType } from '@agentrl/checkpoint';
+import { encodeSafetensors, type NamedTensor, storedByteSize } from '@agentrl/checkpoint';
 import { ConfigError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
-import type { CausalLMConfig, FloatDType } from '../decoder/config.ts';
 import type { ParameterStore } from '../decoder/parameter-store.ts';
 import { parameterSpecs, transpose2d } from '../decoder/parameters.ts';
-import { encodeSafetensors, type NamedTensor, storedByteSize } from './safetensors.ts';
 
 const TORCH_DTYPE: Record<FloatDType, string> = {
   F32: 'float32',

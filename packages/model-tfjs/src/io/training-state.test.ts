@@ -2,19 +2,19 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  encodeSafetensors,
+  LORA_STATE_FILE,
+  readSafetensors,
+  readSafetensorsFile,
+  writeSafetensors,
+} from '@agentrl/checkpoint';
 import { DataError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import type { CausalLM } from '../model/causal-lm.ts';
 import { createCausalLM, loadCausalLM } from '../model/load.ts';
 import { TINY_TEST_CONFIG } from '../test-models.ts';
-import { LORA_STATE_FILE } from './lora-state.ts';
-import {
-  encodeSafetensors,
-  readSafetensors,
-  readSafetensorsFile,
-  writeSafetensors,
-} from './safetensors.ts';
 import { OPTIMIZER_STATE_FILE } from './training-state.ts';
 
 const config = TINY_TEST_CONFIG;

@@ -15,6 +15,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  encodeSafetensors,
+  LORA_STATE_FILE,
+  type NamedTensor,
+  readRequiredSafetensorsFile,
+} from '@agentrl/checkpoint';
 import { DataError, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { joinHost, splitHost } from '../backends/webgpu/split.ts';
@@ -24,11 +30,9 @@ import {
   adapterKey,
   applyLoRAState,
   encodeLoRAState,
-  LORA_STATE_FILE,
   type LoRAState,
   readLoRAState,
 } from './lora-state.ts';
-import { encodeSafetensors, type NamedTensor, readRequiredSafetensorsFile } from './safetensors.ts';
 
 /** File name of the optimizer state inside a model folder. */
 export const OPTIMIZER_STATE_FILE = 'optimizer.safetensors';

@@ -7,6 +7,7 @@
  */
 
 import { availableParallelism } from 'node:os';
+import type { CausalLMConfig } from '@agentrl/checkpoint';
 import {
   type GenerationResult,
   InvalidInputError,
@@ -15,7 +16,6 @@ import {
 } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
-import type { CausalLMConfig } from '../decoder/config.ts';
 import { Decoder } from '../decoder/decoder.ts';
 import type { LoRAAdapters, LoRAOptions } from '../decoder/lora.ts';
 import {

@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readSafetensors, writeSafetensors } from '@agentrl/checkpoint';
 import { isAgentRLError } from '@agentrl/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readSafetensors, writeSafetensors } from '../io/safetensors.ts';
 import { createCausalLM, loadCausalLM } from './load.ts';
 
 const fixtureDir = fileURLToPath(

@@ -1,14 +1,22 @@
 /**
  * A `CausalLM` from a Hugging Face model folder (`loadCausalLM`) or fresh from a config
  * (`createCausalLM`), on the backend the options select; the folder is read by
- * `io/checkpoint.ts`, and `model.save` writes one (`io/save.ts`).
+ * `@agentrl/checkpoint` and checked against the config by `io/checkpoint.ts`, and `model.save`
+ * writes one (`io/save.ts`).
  */
+
+import {
+  type CausalLMConfig,
+  type CausalLMConfigInput,
+  type NamedTensor,
+  parseConfig,
+  readCheckpointConfig,
+  readCheckpointTensors,
+} from '@agentrl/checkpoint';
 import { type BackendName, type BackendOptions, selectBackend } from '../backends/select.ts';
 import { checkWasmWeights } from '../backends/wasm/memory.ts';
-import { type CausalLMConfig, type CausalLMConfigInput, parseConfig } from '../decoder/config.ts';
 import { parameterSpecs } from '../decoder/parameters.ts';
-import { checkpointWeights, freshTensors, readConfig } from '../io/checkpoint.ts';
-import { type NamedTensor, readCheckpointTensors } from '../io/safetensors.ts';
+import { checkpointWeights, freshTensors } from '../io/checkpoint.ts';
 import { CausalLM } from './causal-lm.ts';
 
 /** Options of {@link loadCausalLM} and {@link createCausalLM}. */
@@ -23,7 +31,7 @@ export interface LoadOptions extends BackendOptions {
 
 /** Loads a local HF model folder onto the selected backend. */
 export async function loadCausalLM(dir: string, options: LoadOptions = {}): Promise<CausalLM> {
-  const config = await readConfig(dir);
+  const config = await readCheckpointConfig(dir);
   const backend = await selectBackend(options);
   checkFits(config, backend);
   const tensors = await readCheckpointTensors(dir);

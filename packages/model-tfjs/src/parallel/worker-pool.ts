@@ -6,6 +6,7 @@
  * per row, so results do not depend on the number of workers.
  */
 import { Worker } from 'node:worker_threads';
+import type { CausalLMConfig } from '@agentrl/checkpoint';
 import { AgentRLError, type GenerationResult, type SamplingOptions } from '@agentrl/core';
 import {
   type WasmSwitches,
@@ -13,7 +14,6 @@ import {
   wasmSwitches,
   webgpuSwitches,
 } from '../backends/switches.ts';
-import type { CausalLMConfig } from '../decoder/config.ts';
 import type { ParameterStore } from '../decoder/parameter-store.ts';
 import type { GradientJob, WorkerGradients } from '../train/samples.ts';
 

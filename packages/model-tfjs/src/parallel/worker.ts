@@ -3,9 +3,9 @@
  * tfjs backend and answers weight updates, gradient jobs and generation requests.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { parseConfig } from '@agentrl/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import { type BackendName, selectBackend } from '../backends/select.ts';
-import { parseConfig } from '../decoder/config.ts';
 import { Decoder } from '../decoder/decoder.ts';
 import { ParameterStore, resolveBindingLimit } from '../decoder/parameter-store.ts';
 import { generateTokens } from '../generate/generate.ts';

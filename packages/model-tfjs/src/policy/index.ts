@@ -4,11 +4,11 @@
  * tiny fresh model a run without a checkpoint starts from.
  */
 
+export { LORA_BASE_FILE, type LoRABase } from '@agentrl/checkpoint';
 export {
   createFreshCausalLM,
   createFreshPolicy,
   type FreshArchitecture,
   type FreshModelOptions,
 } from './fresh.ts';
-export { LORA_BASE_FILE, type LoRABase } from './lora-base.ts';
 export { type TfjsPolicyOptions, TfjsTrainablePolicy } from './trainable-policy.ts';

@@ -11,6 +11,13 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ActorLossOptions } from '@agentrl/algorithms';
 import {
+  checkLoRABase,
+  hashModelFiles,
+  LORA_BASE_FILE,
+  type LoRABase,
+  writeLoRABase,
+} from '@agentrl/checkpoint';
+import {
   ConfigError,
   DataError,
   type GenerationResult,
@@ -30,13 +37,6 @@ import {
   readSafetensors,
   writeSafetensors,
 } from '../index.ts';
-import {
-  checkLoRABase,
-  hashModelFiles,
-  LORA_BASE_FILE,
-  type LoRABase,
-  writeLoRABase,
-} from './lora-base.ts';
 
 /** Sub-folder of a checkpoint holding the frozen KL reference's weights. */
 const REFERENCE_DIR = 'reference';

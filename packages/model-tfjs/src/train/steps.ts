@@ -5,13 +5,13 @@
  * optimizer state live between micro-batches.
  */
 import { type ActorLossInputs, type ActorLossOptions, actorLoss } from '@agentrl/algorithms/losses';
+import type { CausalLMConfig } from '@agentrl/checkpoint';
 import { InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
 import { releasePackedPanels } from '../backends/wasm/kernels.ts';
 import { checkWasmTraining, isWasmHeapFailure, wasmHeapFailure } from '../backends/wasm/memory.ts';
 import { fusedKernelsActive, fusedTokenLogProbs } from '../backends/webgpu/kernels/fused.ts';
-import type { CausalLMConfig } from '../decoder/config.ts';
 import { pickLogProbs } from '../decoder/ops.ts';
 import type { ParameterStore } from '../decoder/parameter-store.ts';
 import { AdamWState, applyAdamW, type OptimizerOptions } from './optimizer.ts';

@@ -7,8 +7,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CausalLMConfigInput } from '@agentrl/checkpoint';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CausalLMConfigInput } from '../../decoder/config.ts';
 import { createCausalLM, loadCausalLM } from '../../model/load.ts';
 import { expectCacheMatchesFullForward } from '../../test-generation.ts';
 import { probeWebGPUAdapter } from './setup.ts';

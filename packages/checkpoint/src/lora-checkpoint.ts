@@ -1,13 +1,22 @@
 /**
- * The record a LoRA checkpoint keeps of the base its adapters apply to (`lora-base.json`): the
- * absolute base folder and the SHA-256 of each file that defines its weights. A resume checks
- * that the folder still holds the same files before it applies the adapters.
+ * The files of a LoRA checkpoint folder: the adapters (`lora.safetensors`, written by
+ * `@agentrl/model-tfjs`'s training state) and the record of the base they apply to
+ * (`lora-base.json`): the absolute base folder and the SHA-256 of each file that defines its
+ * weights. A resume checks that the folder still holds the same files before it applies the
+ * adapters; a rollout engine reads the record to load the base once and only the adapters after.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataError } from '@agentrl/core';
+
+/**
+ * File of a LoRA checkpoint holding the adapters: per adapted projection `<weight>.lora_A`
+ * `[in, r]` and `<weight>.lora_B` `[r, out]` (F32, the update is `x·A·B`; `<weight>` is the HF
+ * weight name without `.weight`), with the rank, α and targets in its metadata.
+ */
+export const LORA_STATE_FILE = 'lora.safetensors';
 
 /** File of a LoRA checkpoint naming the base folder its adapters apply to, with file hashes. */
 export const LORA_BASE_FILE = 'lora-base.json';

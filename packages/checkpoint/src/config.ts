@@ -3,7 +3,8 @@
  * absent fields. Unknown fields are ignored; unsupported features (non-silu activations, rope
  * scaling, sliding windows) are rejected with a message that names the field.
  */
-import { ConfigError } from '@agentrl/core';
+import { readFile } from 'node:fs/promises';
+import { ConfigError, DataError } from '@agentrl/core';
 
 /** The floating dtypes a model checkpoint may be stored in (`torch_dtype`; safetensors' names). */
 export type FloatDType = 'BF16' | 'F16' | 'F32';
@@ -105,7 +106,7 @@ export function parseConfig(input: unknown): CausalLMConfig {
   }
   if (raw.rope_scaling !== undefined && raw.rope_scaling !== null) {
     throw new ConfigError(
-      'config.json: rope_scaling is set, but this package supports only plain RoPE; use a checkpoint without rope_scaling',
+      'config.json: rope_scaling is set, but only plain RoPE is supported; use a checkpoint without rope_scaling',
       { details: { field: 'rope_scaling' } },
     );
   }
@@ -167,4 +168,31 @@ export function parseConfig(input: unknown): CausalLMConfig {
     eosTokenIds,
     raw: { ...raw },
   };
+}
+
+/**
+ * The parsed `config.json` of a Hugging Face model folder: a `DataError` naming the file when it
+ * cannot be read or is not JSON, and {@link parseConfig}'s `ConfigError` naming the field when a
+ * value is not supported.
+ */
+export async function readCheckpointConfig(dir: string): Promise<CausalLMConfig> {
+  const path = `${dir}/config.json`;
+  const fix =
+    'point it at a Hugging Face model folder (config.json with model.safetensors or its shards)';
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (cause) {
+    throw new DataError(`${path} cannot be read; ${fix}`, { cause, details: { path } });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (cause) {
+    throw new DataError(`${path} cannot be read as JSON (${(cause as Error).message}); ${fix}`, {
+      cause,
+      details: { path },
+    });
+  }
+  return parseConfig(raw);
 }

@@ -1,12 +1,13 @@
 /**
- * A minimal safetensors reader and writer (the format of Hugging Face's `safetensors`): an 8-byte little-endian header length, a JSON
- * header with offsets relative to the data section, then raw little-endian row-major bytes.
- * Tensors are handed out as float32 (tfjs has no 16-bit float dtype); the stored dtype is kept
- * so that a save in the same dtype reproduces the file bit for bit.
+ * A minimal safetensors reader and writer (the format of Hugging Face's `safetensors`): an 8-byte
+ * little-endian header length, a JSON header with offsets relative to the data section, then raw
+ * little-endian row-major bytes. Tensors are handed out as float32 (Node 20 has no 16-bit float
+ * array, and the tensor libraries that read them compute in float32); the stored dtype is kept so
+ * that a save in the same dtype reproduces the file bit for bit.
  */
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { DataError, InvalidInputError } from '@agentrl/core';
-import type { FloatDType } from '../decoder/config.ts';
+import type { FloatDType } from './config.ts';
 import { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './dtype.ts';
 
 /** One tensor read from (or to be written to) a safetensors file. */
@@ -205,7 +206,7 @@ export async function readCheckpointTensors(dir: string): Promise<Map<string, Na
     index = JSON.parse(await readFile(indexPath, 'utf8'));
   } catch (cause) {
     throw new DataError(
-      `${dir}: neither model.safetensors nor a readable model.safetensors.index.json is present; point loadCausalLM at a Hugging Face model folder`,
+      `${dir}: neither model.safetensors nor a readable model.safetensors.index.json is present; point it at a Hugging Face model folder (config.json with model.safetensors or its shards)`,
       { cause, details: { dir } },
     );
   }
