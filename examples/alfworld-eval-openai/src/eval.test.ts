@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ALFWORLD_TEMPLATE } from '@agentrl/env-alfworld';
 import { startOpenAITestServer } from '@agentrl/model-openai/testing';
 import { main } from '@agentrl/runner';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 
 const config = new URL('../eval.yaml', import.meta.url).pathname;
 
@@ -18,6 +18,7 @@ describe('the alfworld-eval-openai example', () => {
     });
     try {
       const dir = mkdtempSync(join(tmpdir(), 'agentrl-eval-openai-'));
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
       const stdout = new PassThrough();
       let out = '';
       stdout.on('data', (d: Buffer) => (out += d.toString()));

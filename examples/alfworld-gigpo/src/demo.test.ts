@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { alfworldParser } from '@agentrl/env-alfworld';
 import { backendInfo } from '@agentrl/model-tfjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { expertResponse } from './compact-prompt.ts';
 import { runDemo, SMOKE_BUDGET } from './demo.ts';
 import { WordTokenizer } from './word-tokenizer.ts';
@@ -11,6 +11,7 @@ import { WordTokenizer } from './word-tokenizer.ts';
 describe('the alfworld-gigpo demo', () => {
   it('runs every phase on a smoke budget and ends with a report holding three headline rows', async () => {
     const runDir = mkdtempSync(join(tmpdir(), 'agentrl-demo-'));
+    onTestFinished(() => rmSync(runDir, { recursive: true, force: true }));
     const sink = { write: () => true, isTTY: false } as unknown as NodeJS.WriteStream;
     const result = await runDemo({ runDir, budget: SMOKE_BUDGET, progress: sink });
     expect(result.headline.map((r) => r.episodes)).toEqual([4, 4, 4]);

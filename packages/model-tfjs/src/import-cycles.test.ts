@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -8,11 +7,12 @@ import {
   findFolderCycles,
   findImportCycles,
 } from '../../../tools/import-cycles.ts';
+import { tempDir } from './test-temp-dir.ts';
 
 const srcDir = dirname(fileURLToPath(import.meta.url));
 
 function sourceTree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'agentrl-cycles-'));
+  const root = tempDir('agentrl-cycles-');
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), text);

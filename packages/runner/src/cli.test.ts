@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../test/cli.ts';
+import { tempDir } from '../test/temp-dir.ts';
 
 const fixture = (name: string) => new URL(`../test/fixtures/${name}`, import.meta.url).pathname;
 
@@ -23,7 +23,7 @@ rollout: { batchSize: 16, groupSize: 4, maxTurns: 8, maxNewTokens: 64 }
 
 describe('agentrl config errors', () => {
   it('rejects an unknown key, naming it and the fix, before any work', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
+    const dir = tempDir('agentrl-cfg-');
     const config = writeConfig(dir, `${BASE(dir)}training: { iterations: 2, learningRat: 0.1 }\n`);
     const r = await runCli(['train', '-c', config]);
     expect(r.code).toBe(1);
@@ -32,7 +32,7 @@ describe('agentrl config errors', () => {
   });
 
   it('rejects a misspelt estimator option, naming algorithm.options and the closest key, before any work', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
+    const dir = tempDir('agentrl-cfg-');
     const config = writeConfig(
       dir,
       `${BASE(dir)}algorithm: { name: gigpo, options: { mode: mean_norm, stepAdvantageW: 0 } }\n`,
@@ -46,7 +46,7 @@ describe('agentrl config errors', () => {
   });
 
   it('rejects a misspelt env option (maxStpes), naming env.options and the closest key, before any work', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
+    const dir = tempDir('agentrl-cfg-');
     const config = writeConfig(
       dir,
       BASE(dir)
@@ -66,7 +66,7 @@ describe('agentrl config errors', () => {
   });
 
   it('rejects a batch that is not divisible by the group size, suggesting sizes that are', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
+    const dir = tempDir('agentrl-cfg-');
     const config = writeConfig(dir, BASE(dir).replace('batchSize: 16', 'batchSize: 18'));
     const r = await runCli(['train', '-c', config]);
     expect(r.code).toBe(1);
@@ -77,7 +77,7 @@ describe('agentrl config errors', () => {
   });
 
   it('rejects a missing model folder, naming the field and the resolved path', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
+    const dir = tempDir('agentrl-cfg-');
     const config = writeConfig(
       dir,
       BASE(dir).replace('backend: module,', 'backend: module, path: ./no-such-model,'),
@@ -90,7 +90,7 @@ describe('agentrl config errors', () => {
   });
 
   it('rejects a wrong enum and a wrong type with the allowed values', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-cfg-'));
+    const dir = tempDir('agentrl-cfg-');
     const config = writeConfig(dir, `${BASE(dir)}algorithm: { name: ppo }\n`);
     const r = await runCli(['train', '-c', config, '--set', 'rollout.temperature=hot']);
     expect(r.code).toBe(1);
@@ -181,7 +181,7 @@ describe('agentrl help, version and flag errors', () => {
 
 describe('agentrl train, sft and report', () => {
   it('trains from a config with flag overrides and writes the run folder', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-cli-'));
+    const dir = tempDir('agentrl-cli-');
     const config = writeConfig(
       dir,
       `${BASE(dir)}algorithm: { name: grpo }\nvalidation: { every: 2, episodes: 8 }\n`,
@@ -211,7 +211,7 @@ describe('agentrl train, sft and report', () => {
   });
 
   it('warm-starts from the env module expert and saves the model', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-sft-'));
+    const dir = tempDir('agentrl-sft-');
     const config = writeConfig(dir, `${BASE(dir)}sft: { episodes: 6, steps: 5, batchSize: 4 }\n`);
     const r = await runCli(['sft', '-c', config]);
     expect(r.code, r.err).toBe(0);
@@ -220,7 +220,7 @@ describe('agentrl train, sft and report', () => {
   });
 
   it('writes the report of a run folder', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-rep-'));
+    const dir = tempDir('agentrl-rep-');
     mkdirSync(join(dir, 'run'));
     writeFileSync(join(dir, 'run', 'metrics.jsonl'), '{"iteration":0,"val/success":0.5}\n');
     const r = await runCli(['report', join(dir, 'run')]);

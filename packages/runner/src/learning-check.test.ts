@@ -4,13 +4,13 @@
  * pays. Success must rise from about chance to about 100 % from the model's own rollouts, with
  * GiGPO and with GRPO; a change that stops advantages from reaching the loss fails here.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDoorsEnv, DOORS_WORDS, doorsParser, doorsPrompt } from '@agentrl/core/test';
 import { buildWordVocabulary, createCausalLM, HFTokenizer } from '@agentrl/model-tfjs';
 import { TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../test/temp-dir.ts';
 import { createEstimator, type EstimatorName } from './estimators.ts';
 import type { Metrics } from './metrics.ts';
 import { Trainer } from './trainer.ts';
@@ -59,7 +59,7 @@ async function train(algorithm: EstimatorName, estimatorOptions: Record<string, 
     temperature: 1,
     loss: { clipRatio: 0.2, entropyCoeff: 0 },
   });
-  const runDir = mkdtempSync(join(tmpdir(), `agentrl-learning-${algorithm}-`));
+  const runDir = tempDir(`agentrl-learning-${algorithm}-`);
   try {
     await new Trainer({
       policy,

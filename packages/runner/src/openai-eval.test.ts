@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { CodePointTokenizer, ScriptedPolicy } from '@agentrl/core/test';
 import { startOpenAITestServer } from '@agentrl/model-openai/testing';
 import { describe, expect, it } from 'vitest';
 import { corridorSpec } from '../test/helpers.ts';
+import { tempDir } from '../test/temp-dir.ts';
 import { policyAgent } from './agent.ts';
 import { main } from './cli.ts';
 import { evaluateAgent } from './evaluate.ts';
@@ -55,7 +55,7 @@ describe('evaluation through an OpenAI-compatible endpoint', () => {
   it('is what `agentrl eval --base-url` uses, with the same success rate', async () => {
     const server = await startOpenAITestServer(rule);
     try {
-      const dir = mkdtempSync(join(tmpdir(), 'agentrl-eval-'));
+      const dir = tempDir('agentrl-eval-');
       const config = join(dir, 'eval.yaml');
       const fixture = new URL('../test/fixtures/corridor-env.ts', import.meta.url).pathname;
       writeFileSync(

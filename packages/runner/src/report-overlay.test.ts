@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../test/temp-dir.ts';
 import { main } from './cli.ts';
 import { niceTicks } from './report.ts';
 import { recordedArm, renderOverlayReport, writeOverlayReport } from './report-overlay.ts';
@@ -57,7 +57,7 @@ function seriesIn(html: string, metric: string) {
 }
 
 function fourRuns(): string {
-  const root = mkdtempSync(join(tmpdir(), 'agentrl-overlay-'));
+  const root = tempDir('agentrl-overlay-');
   run(root, 'seed-0/gigpo', [0.1, 0.5, 0.7], { config: { algorithm: { name: 'gigpo' } } });
   run(root, 'seed-1/gigpo', [0.2, 0.3, 0.9], { config: { algorithm: { name: 'gigpo' } } });
   run(root, 'seed-0/grpo', [0.1, 0.2, 0.3], { arm: 'grpo', config: {} });
@@ -138,7 +138,7 @@ describe('the overlay report of several runs', () => {
   });
 
   it('plots runs without an arm as runs only', () => {
-    const root = mkdtempSync(join(tmpdir(), 'agentrl-overlay-'));
+    const root = tempDir('agentrl-overlay-');
     const a = run(root, 'a', [0.1, 0.4]);
     const b = run(root, 'b', [0.2, 0.6]);
     const { series } = seriesIn(renderOverlayReport([{ dir: a }, { dir: b }]), 'train/success');

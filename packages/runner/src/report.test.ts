@@ -1,10 +1,9 @@
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { corridorSpec, meanBaselineEstimator } from '../test/helpers.ts';
 import { TabularPolicy, tokenizer } from '../test/tabular-policy.ts';
+import { tempDir } from '../test/temp-dir.ts';
 import { lineChart, writeReport } from './report.ts';
 import { Trainer } from './trainer.ts';
 
@@ -16,7 +15,7 @@ if (!hasChromium)
   );
 
 async function trainedRun(): Promise<string> {
-  const runDir = mkdtempSync(join(tmpdir(), 'agentrl-report-'));
+  const runDir = tempDir('agentrl-report-');
   await new Trainer({
     policy: new TabularPolicy(2),
     tokenizer,

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../test/temp-dir.ts';
 
 const script = fileURLToPath(new URL('../test/fixtures/train-corridor.ts', import.meta.url));
 
@@ -43,11 +43,11 @@ function metrics(runDir: string): Record<string, number>[] {
 describe('a training process killed with SIGKILL', () => {
   it('resumes to the same metrics as an uninterrupted run with the same seed', async () => {
     const iterations = 8;
-    const full = mkdtempSync(join(tmpdir(), 'agentrl-kill-full-'));
+    const full = tempDir('agentrl-kill-full-');
     const done = await finish(start(full, iterations, false));
     expect(done.code, done.stderr).toBe(0);
 
-    const killed = mkdtempSync(join(tmpdir(), 'agentrl-kill-cut-'));
+    const killed = tempDir('agentrl-kill-cut-');
     const child = start(killed, iterations, false);
     let seen = '';
     const ended = finish(child);

@@ -1,9 +1,7 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { buildWordVocabulary, createCausalLM, writeTokenizerFiles } from '@agentrl/model-tfjs';
 import { describe, expect, it } from 'vitest';
 import { corridorSpec } from '../test/helpers.ts';
+import { tempDir } from '../test/temp-dir.ts';
 import { parseRunConfig } from './config.ts';
 import { silentLogger } from './logger.ts';
 import { createModel, type TfjsTrainablePolicy } from './tfjs-policy.ts';
@@ -27,7 +25,7 @@ async function tinyModel(seed: number, vocab = 24) {
 
 describe('createModel of @agentrl/runner/tfjs', () => {
   it('loads a model folder with its tokenizer and rejects unknown options by name', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-folder-'));
+    const dir = tempDir('agentrl-tfjs-folder-');
     await writeTokenizerFiles(
       dir,
       buildWordVocabulary(['go east', 'go west', 'wait <action> </action>']),
@@ -64,7 +62,7 @@ describe('createModel of @agentrl/runner/tfjs', () => {
 
 describe('LoRA through model.options.lora', () => {
   it('enables adapters seeded by the run, and a checkpoint loads back onto the same base', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-lora-folder-'));
+    const dir = tempDir('agentrl-tfjs-lora-folder-');
     await writeTokenizerFiles(dir, buildWordVocabulary(['go east', 'go west', 'wait']));
     const model = await tinyModel(4, 64);
     await model.save(dir);
@@ -96,7 +94,7 @@ describe('LoRA through model.options.lora', () => {
     // The KL reference holds trained adapters, and the live ones move on from it.
     policy.freezeReference();
     await policy.sftStep(demo);
-    const checkpoint = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-lora-checkpoint-'));
+    const checkpoint = tempDir('agentrl-tfjs-lora-checkpoint-');
     await policy.save(checkpoint);
 
     // As `agentrl eval --checkpoint`: the same config, then load; the base is already there.

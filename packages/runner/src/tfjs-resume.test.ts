@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataError } from '@agentrl/core';
 import {
@@ -12,6 +11,7 @@ import {
 import { TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
 import { describe, expect, it } from 'vitest';
 import { corridorSpec, meanBaselineEstimator } from '../test/helpers.ts';
+import { tempDir } from '../test/temp-dir.ts';
 import { Trainer, type TrainerOptions } from './trainer.ts';
 
 const vocabulary = buildWordVocabulary([
@@ -102,11 +102,11 @@ async function saveModel(model: CausalLM, dir: string): Promise<void> {
 
 describe('resuming a tfjs training run', () => {
   it('continues from a checkpoint exactly as the uninterrupted run (metrics and weights)', async () => {
-    const full = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-full-'));
+    const full = tempDir('agentrl-tfjs-full-');
     const straight = await tinyPolicy(1);
     await new Trainer(options(full, straight, 3)).run();
 
-    const cut = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-cut-'));
+    const cut = tempDir('agentrl-tfjs-cut-');
     const first = await tinyPolicy(1);
     await new Trainer(options(cut, first, 2)).run();
     first.dispose();
@@ -121,7 +121,7 @@ describe('resuming a tfjs training run', () => {
 
 describe('resuming a tfjs LoRA training run', () => {
   it('continues from the adapters on the recorded base exactly as the uninterrupted run, and refuses a changed base', async () => {
-    const base = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-lora-base-'));
+    const base = tempDir('agentrl-tfjs-lora-base-');
     await saveModel(await createCausalLM(tinyConfig, { seed: 1, backend: 'wasm' }), base);
     const loraPolicy = async () => {
       const model = await loadCausalLM(base, { backend: 'wasm' });
@@ -129,11 +129,11 @@ describe('resuming a tfjs LoRA training run', () => {
       return new TfjsTrainablePolicy(model, { ...policyOptions, basePath: base });
     };
 
-    const full = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-lora-full-'));
+    const full = tempDir('agentrl-tfjs-lora-full-');
     const straight = await loraPolicy();
     await new Trainer(options(full, straight, 3)).run();
 
-    const cut = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-lora-cut-'));
+    const cut = tempDir('agentrl-tfjs-lora-cut-');
     const first = await loraPolicy();
     await new Trainer(options(cut, first, 2)).run();
     first.dispose();

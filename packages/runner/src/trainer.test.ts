@@ -1,9 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { corridorSpec, meanBaselineEstimator } from '../test/helpers.ts';
 import { TabularPolicy, tokenizer } from '../test/tabular-policy.ts';
+import { tempDir } from '../test/temp-dir.ts';
 import type { TrainerSettingsInput } from './config.ts';
 import { Trainer, type TrainerEvent, type TrainerOptions } from './trainer.ts';
 
@@ -38,7 +38,7 @@ function readMetrics(runDir: string): Record<string, number>[] {
 
 describe('Trainer', () => {
   it('trains the tabular policy to solve the corridor and writes metrics, samples and checkpoints', async () => {
-    const runDir = mkdtempSync(join(tmpdir(), 'agentrl-trainer-'));
+    const runDir = tempDir('agentrl-trainer-');
     const events: TrainerEvent['type'][] = [];
     const trainer = new Trainer(
       options(runDir, { training: { iterations: 8 }, onEvent: (e) => events.push(e.type) }),
@@ -81,9 +81,9 @@ describe('Trainer', () => {
   });
 
   it('resumes from a checkpoint to the same metrics as an uninterrupted run', async () => {
-    const full = mkdtempSync(join(tmpdir(), 'agentrl-full-'));
+    const full = tempDir('agentrl-full-');
     await new Trainer(options(full)).run();
-    const cut = mkdtempSync(join(tmpdir(), 'agentrl-cut-'));
+    const cut = tempDir('agentrl-cut-');
     // Stop after 4 iterations (checkpoint at 4), then resume to 6 with a fresh policy object.
     await new Trainer(options(cut, { training: { iterations: 4 } })).run();
     await new Trainer(options(cut)).run({ resume: true });
@@ -97,7 +97,7 @@ describe('Trainer', () => {
   });
 
   it('rejects a resume with another seed, naming the seed to use', async () => {
-    const runDir = mkdtempSync(join(tmpdir(), 'agentrl-seed-'));
+    const runDir = tempDir('agentrl-seed-');
     await new Trainer(
       options(runDir, { training: { iterations: 1 }, validation: { every: 0 } }),
     ).run();
@@ -107,7 +107,7 @@ describe('Trainer', () => {
   });
 
   it('keeps only groups with differing rewards under dynamic sampling', async () => {
-    const runDir = mkdtempSync(join(tmpdir(), 'agentrl-dyn-'));
+    const runDir = tempDir('agentrl-dyn-');
     await new Trainer(
       options(runDir, {
         training: { iterations: 1, dynamicSampling: { enabled: true, maxTries: 3 } },
@@ -120,7 +120,7 @@ describe('Trainer', () => {
   });
 
   it('rejects a key it does not take, naming the section a flat setting belongs to', () => {
-    const runDir = mkdtempSync(join(tmpdir(), 'agentrl-keys-'));
+    const runDir = tempDir('agentrl-keys-');
     const flat = { ...options(runDir), iterations: 8 } as TrainerOptions;
     expect(() => new Trainer(flat)).toThrow(
       /unknown key "iterations" in the trainer options: it is a setting of the training section/,

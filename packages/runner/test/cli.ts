@@ -1,10 +1,10 @@
 /** Shared helpers of the runner's tests that drive the CLI entry in-process. */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { expect } from 'vitest';
 import { main } from '../src/cli.ts';
+import { tempDir } from './temp-dir.ts';
 
 /** What one CLI call returned: its exit code and everything it wrote to stdout and stderr. */
 export interface CliResult {
@@ -33,9 +33,12 @@ export function readMetrics(runDir: string): Record<string, number>[] {
     .map((l) => JSON.parse(l) as Record<string, number>);
 }
 
-/** A not-yet-created `run` folder inside a fresh temporary folder named from `prefix`. */
+/**
+ * A not-yet-created `run` folder inside a fresh temporary folder named from `prefix`, removed
+ * when the test finishes.
+ */
 export function freshRunDir(prefix: string): string {
-  return join(mkdtempSync(join(tmpdir(), prefix)), 'run');
+  return join(tempDir(prefix), 'run');
 }
 
 /** The arguments of `agentrl train --preset alfworld-cpu --run-dir <runDir>`, then `rest`. */

@@ -17,12 +17,13 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type ReadmeCommand, readmeCommands } from './readme-commands.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -163,6 +164,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
 
 const commands = readmeCommands(ROOT);
 const scratchRoot = mkdtempSync(join(tmpdir(), 'agentrl-readme-'));
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }));
 
 /** A folder with `agentrl` and `agentrl-search` as the workspace bins (what an install links). */
 function binFolder(): string {

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -7,11 +6,12 @@ import {
   describeOutsideDocReferences,
   findOutsideDocReferences,
 } from '../../../tools/self-contained-docs.ts';
+import { tempDir } from './temp-dir.ts';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 function repoTree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'agentrl-docs-'));
+  const root = tempDir('agentrl-docs-');
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), text);

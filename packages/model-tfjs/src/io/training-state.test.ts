@@ -1,6 +1,5 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   encodeSafetensors,
@@ -15,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import type { CausalLM } from '../model/causal-lm.ts';
 import { createCausalLM, loadCausalLM } from '../model/load.ts';
 import { TINY_TEST_CONFIG } from '../test-models.ts';
+import { tempDir } from '../test-temp-dir.ts';
 import { OPTIMIZER_STATE_FILE } from './training-state.ts';
 
 const config = TINY_TEST_CONFIG;
@@ -49,7 +49,7 @@ describe('the training state saved beside the weights', () => {
 
     const first = await createCausalLM(config, { seed: 7, backend: 'cpu' });
     await trainSteps(first, 0, k);
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-train-state-'));
+    const dir = tempDir('agentrl-train-state-');
     await first.save(dir);
     await first.saveTrainingState(dir);
     const tensorsTrained = tf.memory().numTensors;
@@ -86,7 +86,7 @@ describe('the training state saved beside the weights', () => {
   it('records the step count and hyperparameters and leaves the HF weight file as save wrote it', async () => {
     const model = await createCausalLM(config, { seed: 2, backend: 'cpu' });
     await trainSteps(model, 0, 2);
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-train-state-meta-'));
+    const dir = tempDir('agentrl-train-state-meta-');
     await model.save(dir);
     const weightsOnly = await readSafetensors(join(dir, 'model.safetensors'));
     await model.saveTrainingState(dir);
@@ -107,7 +107,7 @@ describe('the training state saved beside the weights', () => {
   it('rejects a state of another model with a DataError naming the file and the tensor', async () => {
     const model = await createCausalLM(config, { seed: 3, backend: 'cpu' });
     await trainSteps(model, 0, 1);
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-train-state-bad-'));
+    const dir = tempDir('agentrl-train-state-bad-');
     await model.saveTrainingState(dir);
     const wider = await createCausalLM(
       { ...config, intermediate_size: 48 },
@@ -148,7 +148,7 @@ describe('the training state of a LoRA run', () => {
   it('resumes on the unmerged base bit for bit: adapters, moments, losses and merged weights', async () => {
     const k = 2;
     const m = 2;
-    const base = mkdtempSync(join(tmpdir(), 'agentrl-lora-base-'));
+    const base = tempDir('agentrl-lora-base-');
     const created = await createCausalLM(config, { seed: 9, backend: 'cpu' });
     await created.save(base);
     created.dispose();
@@ -160,7 +160,7 @@ describe('the training state of a LoRA run', () => {
     const first = await loadCausalLM(base, { backend: 'cpu' });
     first.enableLoRA(lora);
     await trainSteps(first, 0, k);
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-lora-state-'));
+    const dir = tempDir('agentrl-lora-state-');
     await first.save(dir);
     await first.saveTrainingState(dir);
     first.dispose();
@@ -219,7 +219,7 @@ describe('the training state of a LoRA run', () => {
     const model = await createCausalLM(config, { seed: 4, backend: 'cpu' });
     model.enableLoRA(lora);
     await trainSteps(model, 0, 1);
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-lora-state-bad-'));
+    const dir = tempDir('agentrl-lora-state-bad-');
     await model.saveTrainingState(dir);
 
     const wider = await createCausalLM(
@@ -240,7 +240,7 @@ describe('the training state of a LoRA run', () => {
     );
     expect(other.lora?.rank).toBe(3);
 
-    const full = mkdtempSync(join(tmpdir(), 'agentrl-full-state-'));
+    const full = tempDir('agentrl-full-state-');
     await wider.saveTrainingState(full);
     await expect(other.loadTrainingState(full)).rejects.toThrow(
       /optimizer\.safetensors was saved without LoRA adapters, and the model has adapters of rank 3/,

@@ -1,6 +1,4 @@
-import { mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readSafetensors } from '@agentrl/checkpoint';
@@ -11,6 +9,7 @@ import type { BackendName } from '../backends/select.ts';
 import { selectBackend } from '../backends/select.ts';
 import { probeWebGPUAdapter } from '../backends/webgpu/setup.ts';
 import { OPTIMIZER_STATE_FILE } from '../io/training-state.ts';
+import { tempDir } from '../test-temp-dir.ts';
 import type { CausalLM } from './causal-lm.ts';
 import { createCausalLM, type LoadOptions, loadCausalLM } from './load.ts';
 
@@ -82,7 +81,6 @@ for (const { backend, skipReason } of [
     () => {
       let whole: CausalLM;
       let split: CausalLM;
-      const work = mkdtempSync(join(tmpdir(), 'agentrl-split-'));
       beforeAll(async () => {
         whole = await loadCausalLM(fixtureDir, { backend }); // on webgpu: the adapter's limit
         split = await loadCausalLM(fixtureDir, splitOptions(backend));
@@ -142,6 +140,7 @@ for (const { backend, skipReason } of [
       });
 
       it('saves the one HF embedding tensor, byte for byte what the whole model saves', async () => {
+        const work = tempDir('agentrl-split-');
         await useLimit(backend, 'whole');
         await whole.save(join(work, 'whole'));
         await useLimit(backend, 'split');
@@ -194,7 +193,7 @@ for (const { backend, skipReason } of [
 
 describe('row-split storage, backend-independent parts (cpu, limit set by the option)', () => {
   it('round-trips a trained split model through save and load bit for bit', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-split-save-'));
+    const dir = tempDir('agentrl-split-save-');
     const model = await loadCausalLM(fixtureDir, { backend: 'cpu', maxBindingBytes: LIMIT });
     await model.sftStep(sftSamples, sftOptions);
     await model.save(dir, { dtype: 'F32' });
@@ -209,7 +208,7 @@ describe('row-split storage, backend-independent parts (cpu, limit set by the op
   });
 
   it('saves the optimizer state of a split model as joined tensors that load into either storage', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-split-state-'));
+    const dir = tempDir('agentrl-split-state-');
     const model = await loadCausalLM(fixtureDir, { backend: 'cpu', maxBindingBytes: LIMIT });
     await model.sftStep(sftSamples, sftOptions);
     await model.saveTrainingState(dir);
@@ -221,7 +220,7 @@ describe('row-split storage, backend-independent parts (cpu, limit set by the op
     for (const options of [{ maxBindingBytes: LIMIT }, {}]) {
       const other = await loadCausalLM(fixtureDir, { backend: 'cpu', ...options });
       await other.loadTrainingState(dir);
-      const again = mkdtempSync(join(tmpdir(), 'agentrl-split-state-'));
+      const again = tempDir('agentrl-split-state-');
       await other.saveTrainingState(again);
       expect((await readFile(join(again, OPTIMIZER_STATE_FILE))).equals(saved)).toBe(true);
       other.dispose();
@@ -307,7 +306,7 @@ describe('row-split storage, backend-independent parts (cpu, limit set by the op
     const wa = await allWeights(a);
     const wb = await allWeights(b);
     for (const [name, want] of wa) expect(maxAbsDiff(wb.get(name)!, want), name).toBeLessThan(1e-6);
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-split-untied-'));
+    const dir = tempDir('agentrl-split-untied-');
     await a.save(join(dir, 'a'));
     await b.save(join(dir, 'b'));
     const fa = await readSafetensors(join(dir, 'a', 'model.safetensors'));

@@ -1,8 +1,6 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCausalLM } from '../index.ts';
+import { tempDir } from '../test-temp-dir.ts';
 import { TfjsTrainablePolicy } from './trainable-policy.ts';
 
 async function tinyModel(seed: number, vocab = 24) {
@@ -45,7 +43,7 @@ describe('TfjsTrainablePolicy', () => {
     const s = await policy.sftStep({ promptTokenIds: prompts, responseTokenIds: g.tokenIds });
     expect(Number.isFinite(s.loss)).toBe(true);
 
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-tfjs-'));
+    const dir = tempDir('agentrl-tfjs-');
     await policy.save(dir);
     const other = new TfjsTrainablePolicy(await tinyModel(2), { learningRate: 1e-2 });
     await other.load(dir);

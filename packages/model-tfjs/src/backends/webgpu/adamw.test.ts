@@ -1,12 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CausalLM } from '../../model/causal-lm.ts';
 import { createCausalLM, loadCausalLM } from '../../model/load.ts';
 import { seededFloats, TINY_TEST_CONFIG } from '../../test-models.ts';
+import { tempDir } from '../../test-temp-dir.ts';
 import {
   AdamWState,
   applyAdamW,
@@ -243,7 +241,7 @@ describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skip
     await steps(straight, 0, 4);
     const first = await createCausalLM(config, { seed: 3, backend: 'webgpu' });
     await steps(first, 0, 2);
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-webgpu-adamw-'));
+    const dir = tempDir('agentrl-webgpu-adamw-');
     await first.save(dir);
     await first.saveTrainingState(dir);
     first.dispose();
