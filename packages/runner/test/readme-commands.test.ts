@@ -100,6 +100,9 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm --filter @agentrl-bench/rollout-engines bench': {
     skip: 'the benchmark: rollout phases of two engines, minutes',
   },
+  'pnpm --filter @agentrl-bench/rollout-engines bench --checkpoint DIR': {
+    skip: 'the benchmark on a checkpoint folder of the reader (DIR), minutes',
+  },
   'pnpm --filter @agentrl-bench/rollout-engines bench --hidden 256 --layers 4': {
     skip: 'the benchmark on a larger decoder, minutes',
   },
