@@ -3,22 +3,17 @@
  * weight syncs against a real engine behind the wire are tested in `@agentrl/runner`
  * (`agentrl serve`).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { encodeSafetensors, type NamedTensor, readSafetensorsFile } from '@agentrl/checkpoint';
 import { isAgentRLError } from '@agentrl/core';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OpenAICompletionsEngine } from './completions-engine.ts';
-import {
-  type F32Tensor,
-  loraToPeft,
-  peftToLora,
-  readF32Safetensors,
-  writeF32Safetensors,
-} from './peft.ts';
+import { loraToPeft, peftToLora } from './peft.ts';
 import { startOpenAITestServer } from './testing/index.ts';
 
 const work = await mkdtemp(join(tmpdir(), 'model-openai-engine-'));
@@ -86,24 +81,26 @@ describe('LoRA adapters as PEFT folders', () => {
         fc.integer({ min: 1, max: 5 }),
         fc.integer({ min: 1, max: 5 }),
         fc.double({ min: 0.5, max: 64, noNaN: true }),
-        async (rank, fanIn, fanOut, alpha) => {
+        fc.constantFrom('F32' as const, 'BF16' as const),
+        async (rank, fanIn, fanOut, alpha, dtype) => {
           const dir = await mkdtemp(join(work, 'case-'));
           const values = (n: number, k: number) =>
             Float32Array.from({ length: n }, (_, i) => (i + 1) * k);
-          const tensors = new Map<string, F32Tensor>([
+          const tensors = new Map<string, NamedTensor>([
             [
               'model.layers.0.self_attn.q_proj.lora_A',
-              { shape: [fanIn, rank], data: values(fanIn * rank, 0.5) },
+              { dtype, shape: [fanIn, rank], data: values(fanIn * rank, 0.5) },
             ],
             [
               'model.layers.0.self_attn.q_proj.lora_B',
-              { shape: [rank, fanOut], data: values(rank * fanOut, -0.25) },
+              { dtype, shape: [rank, fanOut], data: values(rank * fanOut, -0.25) },
             ],
           ]);
-          await writeF32Safetensors(join(dir, 'lora.safetensors'), tensors, {
-            rank: String(rank),
-            alpha: String(alpha),
-          });
+          // At most 20 multiples of 0.5 or -0.25: exact in BF16 as well as in F32.
+          await writeFile(
+            join(dir, 'lora.safetensors'),
+            encodeSafetensors(tensors, { rank: String(rank), alpha: String(alpha) }),
+          );
           const peft = join(dir, 'peft');
           const back = join(dir, 'back');
           await import('node:fs/promises').then((fs) =>
@@ -113,17 +110,18 @@ describe('LoRA adapters as PEFT folders', () => {
           const config = JSON.parse(await readFile(join(peft, 'adapter_config.json'), 'utf8'));
           expect(config).toMatchObject({ peft_type: 'LORA', r: rank, lora_alpha: alpha });
           expect(config.target_modules).toEqual(['q_proj']);
-          const written = await readF32Safetensors(join(peft, 'adapter_model.safetensors'));
+          const written = await readSafetensorsFile(join(peft, 'adapter_model.safetensors'));
           const a = written.tensors.get(
             'base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight',
           );
           expect(a?.shape).toEqual([rank, fanIn]);
+          expect(a?.dtype).toBe('F32');
           // PEFT's A[r][i] is our A[i][r].
           expect(a?.data[0 * fanIn + (fanIn - 1)]).toBe(
             tensors.get('model.layers.0.self_attn.q_proj.lora_A')?.data[(fanIn - 1) * rank],
           );
           await peftToLora(peft, back);
-          const round = await readF32Safetensors(join(back, 'lora.safetensors'));
+          const round = await readSafetensorsFile(join(back, 'lora.safetensors'));
           expect(Number(round.metadata.rank)).toBe(rank);
           expect(Number(round.metadata.alpha)).toBe(alpha);
           expect([...round.tensors.keys()].sort()).toEqual([...tensors.keys()].sort());

@@ -24,6 +24,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { LORA_BASE_FILE, LORA_STATE_FILE, type LoRABase } from '@agentrl/checkpoint';
 import {
   AgentRLError,
   ConfigError,
@@ -137,9 +138,9 @@ const modelsSchema = z.object({ data: z.array(z.object({ id: z.string() })) });
  */
 async function loraBaseOf(dir: string): Promise<string | undefined> {
   try {
-    const record = JSON.parse(await readFile(join(dir, 'lora-base.json'), 'utf8')) as {
-      path?: unknown;
-    };
+    const record = JSON.parse(await readFile(join(dir, LORA_BASE_FILE), 'utf8')) as Partial<
+      Record<keyof LoRABase, unknown>
+    >;
     return typeof record.path === 'string' ? resolve(dir, record.path) : undefined;
   } catch {
     return undefined;
@@ -433,9 +434,9 @@ export class OpenAICompletionsEngine implements RolloutEngine {
 
   async #syncLoRA(snapshot: WeightSnapshot): Promise<void> {
     const source = snapshot.adapterDir ?? snapshot.checkpointDir;
-    if (!existsSync(join(source, 'lora.safetensors')))
+    if (!existsSync(join(source, LORA_STATE_FILE)))
       throw new WeightSyncError(
-        `openai: ${source} holds no lora.safetensors, but weightSync is 'lora'; train a LoRA adapter (model.options.lora) or sync full weights with weightSync: 'disk' on a server that supports it`,
+        `openai: ${source} holds no ${LORA_STATE_FILE}, but weightSync is 'lora'; train a LoRA adapter (model.options.lora) or sync full weights with weightSync: 'disk' on a server that supports it`,
         { details: { checkpointDir: source } },
       );
     const name = `${this.#o.adapterPrefix ?? 'agentrl'}-v${snapshot.version}`;
