@@ -2,19 +2,10 @@
  * A small deterministic text environment for tests: a corridor of cells with an exit at one end.
  * States repeat across trajectories (the same cell gives the same text), so anchors group.
  */
-import type {
-  ActionParser,
-  EnvInfo,
-  Observation,
-  PromptTemplate,
-  ResetOptions,
-  ResetResult,
-  StepResult,
-  TextEnv,
-} from '../env.ts';
+import type { ActionParser, PromptTemplate, TextEnv } from '../env.ts';
 import { ConfigError } from '../errors.ts';
-import { EpisodeLifecycle } from '../lifecycle.ts';
 import { Rng } from '../rng.ts';
+import { createStepEnv } from './step-env.ts';
 
 /** Options of {@link createCorridorEnv}. */
 export interface CorridorEnvOptions {
@@ -46,30 +37,12 @@ export function createCorridorEnv(options: CorridorEnvOptions = {}): TextEnv {
       details: { field: 'maxSteps', value: maxSteps },
     });
   }
-  const lifecycle = new EpisodeLifecycle(CORRIDOR_ENV_ID);
   let cell = 0;
   let exit: Direction = 'east';
-  let steps = 0;
   let won = false;
-
-  const describe = (): Observation => {
-    const text = won
-      ? 'You walk through the exit. You are outside.'
-      : `You are in cell ${cell + 1} of ${length}. The exit is to the ${exit}.`;
-    const admissibleActions: string[] = [];
-    if (!won) {
-      if (cell < length - 1 || exit === 'east') admissibleActions.push('go east');
-      if (cell > 0 || exit === 'west') admissibleActions.push('go west');
-      admissibleActions.push('wait');
-    }
-    return { text, anchor: text, admissibleActions };
-  };
-  const info = (): EnvInfo => ({ won, cell, exit, steps });
-
-  const env: TextEnv = {
-    id: CORRIDOR_ENV_ID,
-    async reset({ seed, task }: ResetOptions): Promise<ResetResult> {
-      lifecycle.beginReset();
+  return createStepEnv(CORRIDOR_ENV_ID, {
+    maxSteps,
+    reset({ seed, task }) {
       const taskCount = 2 * length;
       let taskIndex: number;
       if (task === undefined) taskIndex = Rng.fromSeed(seed).int(taskCount);
@@ -84,14 +57,9 @@ export function createCorridorEnv(options: CorridorEnvOptions = {}): TextEnv {
         );
       exit = taskIndex < length ? 'east' : 'west';
       cell = taskIndex % length;
-      steps = 0;
       won = false;
-      lifecycle.endReset();
-      return { observation: describe(), info: info() };
     },
-    async step(action: string): Promise<StepResult> {
-      lifecycle.beginStep();
-      steps++;
+    act(action) {
       let reward = 0;
       const command = action.trim().toLowerCase();
       if (command === 'go east' || command === 'go west') {
@@ -103,26 +71,22 @@ export function createCorridorEnv(options: CorridorEnvOptions = {}): TextEnv {
         } else if (dir === 'east' && cell < length - 1) cell++;
         else if (dir === 'west' && cell > 0) cell--;
       }
-      const terminated = won;
-      const truncated = !terminated && steps >= maxSteps;
-      const result: StepResult = {
-        observation: describe(),
-        reward,
-        terminated,
-        truncated,
-        info: info(),
-      };
-      lifecycle.endStep(result);
-      return result;
+      return { reward, terminated: won };
     },
-    async close(): Promise<void> {
-      lifecycle.close();
+    observe() {
+      const text = won
+        ? 'You walk through the exit. You are outside.'
+        : `You are in cell ${cell + 1} of ${length}. The exit is to the ${exit}.`;
+      const admissibleActions: string[] = [];
+      if (!won) {
+        if (cell < length - 1 || exit === 'east') admissibleActions.push('go east');
+        if (cell > 0 || exit === 'west') admissibleActions.push('go west');
+        admissibleActions.push('wait');
+      }
+      return { text, anchor: text, admissibleActions };
     },
-    async [Symbol.asyncDispose](): Promise<void> {
-      await env.close();
-    },
-  };
-  return env;
+    info: () => ({ won, cell, exit }),
+  });
 }
 
 const ACTION_TAG = /<action>([\s\S]*?)<\/action>/gi;

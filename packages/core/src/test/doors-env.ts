@@ -9,17 +9,9 @@
  * A policy that says a random word of a vocabulary of V words opens a door with chance about 1/V
  * per step; the optimal policy wins in `rooms` steps.
  */
-import type {
-  ActionParser,
-  EnvInfo,
-  Observation,
-  PromptTemplate,
-  ResetResult,
-  StepResult,
-  TextEnv,
-} from '../env.ts';
+import type { ActionParser, PromptTemplate, TextEnv } from '../env.ts';
 import { ConfigError } from '../errors.ts';
-import { EpisodeLifecycle } from '../lifecycle.ts';
+import { createStepEnv } from './step-env.ts';
 
 /** Options of {@link createDoorsEnv}. */
 export interface DoorsEnvOptions {
@@ -65,30 +57,15 @@ export function createDoorsEnv(options: DoorsEnvOptions = {}): TextEnv {
       { details: { field: 'key', value: key } },
     );
   }
-  const lifecycle = new EpisodeLifecycle(DOORS_ENV_ID);
   let room = 0;
-  let steps = 0;
   let won = false;
-
-  const describe = (): Observation => {
-    const text = won ? 'you are outside' : `room ${room + 1} of ${rooms}`;
-    return { text, anchor: text, admissibleActions: won ? [] : [...words] };
-  };
-  const info = (): EnvInfo => ({ won, room, steps });
-
-  const env: TextEnv = {
-    id: DOORS_ENV_ID,
-    async reset(): Promise<ResetResult> {
-      lifecycle.beginReset();
+  return createStepEnv(DOORS_ENV_ID, {
+    maxSteps,
+    reset() {
       room = 0;
-      steps = 0;
       won = false;
-      lifecycle.endReset();
-      return { observation: describe(), info: info() };
     },
-    async step(action: string): Promise<StepResult> {
-      lifecycle.beginStep();
-      steps++;
+    act(action) {
       let reward = 0;
       if (action.trim().toLowerCase() === key) {
         room++;
@@ -97,25 +74,14 @@ export function createDoorsEnv(options: DoorsEnvOptions = {}): TextEnv {
           reward = winReward;
         }
       }
-      const terminated = won;
-      const result: StepResult = {
-        observation: describe(),
-        reward,
-        terminated,
-        truncated: !terminated && steps >= maxSteps,
-        info: info(),
-      };
-      lifecycle.endStep(result);
-      return result;
+      return { reward, terminated: won };
     },
-    async close(): Promise<void> {
-      lifecycle.close();
+    observe() {
+      const text = won ? 'you are outside' : `room ${room + 1} of ${rooms}`;
+      return { text, anchor: text, admissibleActions: won ? [] : [...words] };
     },
-    async [Symbol.asyncDispose](): Promise<void> {
-      await env.close();
-    },
-  };
-  return env;
+    info: () => ({ won, room }),
+  });
 }
 
 /** Parser of the doors: the response's first word, lower-cased; an empty response is invalid. */
