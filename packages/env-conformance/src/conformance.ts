@@ -2,36 +2,24 @@
  * `describeEnvConformance`: the vitest suite of {@link checkEnv}, one test per rule. Call it at
  * the top level of a `*.test.ts` file.
  */
-import type { ActionParser, Observation, ResetOptions, Rng } from '@agentrl/core';
 import { describe, expect, it } from 'vitest';
 import {
   checkEnv,
   ENV_RULE_DESCRIPTIONS,
   ENV_RULES,
+  type EnvCheckOptions,
   type EnvFactory,
   type EnvFinding,
   type EnvRule,
 } from './check.ts';
 
-/** Options of {@link describeEnvConformance}. */
-export interface EnvConformanceOptions {
-  /** Suite name, usually the env id. */
+/**
+ * Options of {@link describeEnvConformance}: those of {@link checkEnv} (but `rules`: the suite
+ * checks every rule, one test each), with the suite name required and a per-test timeout.
+ */
+export interface EnvConformanceOptions extends Omit<EnvCheckOptions, 'name' | 'rules'> {
+  /** Suite name, usually the env id (it also seeds the parser fuzzing). */
   readonly name: string;
-  /** The env's action parser (fuzzed). */
-  readonly parser: ActionParser;
-  /** Resets to check (seed, task). Default: seeds 0 and 1 without a task. */
-  readonly resets?: readonly ResetOptions[];
-  /**
-   * Picks the action sent at each step while driving an episode. Default: a random admissible
-   * action (or `"look"` when the env lists none).
-   */
-  readonly chooseAction?: (observation: Observation, rng: Rng) => string;
-  /** Steps to drive an episode before the kit reports that it never ends. Default 200. */
-  readonly maxEpisodeSteps?: number;
-  /** Largest allowed observation text, in UTF-16 code units. Default 20,000. */
-  readonly maxObservationChars?: number;
-  /** Random parser inputs (after the fixed adversarial ones). Default 10,000. */
-  readonly parserFuzzRuns?: number;
   /** Per-test timeout in milliseconds. Default 120,000. */
   readonly timeoutMs?: number;
 }
