@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDoorsEnv, DOORS_WORDS, doorsParser, doorsPrompt } from '@agentrl/core/test';
-import { buildWordVocabulary, createCausalLM, HFTokenizer } from '@agentrl/model-tfjs';
-import { TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
+import { buildWordVocabulary, HFTokenizer } from '@agentrl/model-tfjs';
+import { createFreshCausalLM, TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../test/temp-dir.ts';
 import { createEstimator, type EstimatorName } from './estimators.ts';
@@ -39,20 +39,16 @@ const tokenizer = new HFTokenizer(
 );
 
 async function train(algorithm: EstimatorName, estimatorOptions: Record<string, unknown>) {
-  const model = await createCausalLM(
+  // The architecture `tfjs-fresh` builds: SwiGLU of three times the width, as many key/value
+  // heads as query heads, a tied head, float32.
+  const model = await createFreshCausalLM(
+    { hiddenSize: 32, layers: 1, heads: 4, maxPositions: 64 },
     {
-      vocab_size: tokenizer.vocabSize,
-      hidden_size: 32,
-      intermediate_size: 96,
-      num_hidden_layers: 1,
-      num_attention_heads: 4,
-      num_key_value_heads: 4,
-      tie_word_embeddings: true,
-      max_position_embeddings: 64,
-      torch_dtype: 'float32',
-      eos_token_id: tokenizer.eosTokenIds[0],
+      vocabSize: tokenizer.vocabSize,
+      eosTokenId: tokenizer.eosTokenIds[0] as number,
+      seed: 0,
+      backend: 'wasm',
     },
-    { seed: 0, backend: 'wasm' },
   );
   const policy = new TfjsTrainablePolicy(model, {
     learningRate: 0.01,

@@ -1,4 +1,5 @@
-import { buildWordVocabulary, createCausalLM, writeTokenizerFiles } from '@agentrl/model-tfjs';
+import { buildWordVocabulary, HFTokenizer, writeTokenizerFiles } from '@agentrl/model-tfjs';
+import { createFreshCausalLM } from '@agentrl/model-tfjs/policy';
 import { describe, expect, it } from 'vitest';
 import { corridorSpec } from '../test/helpers.ts';
 import { tempDir } from '../test/temp-dir.ts';
@@ -6,33 +7,33 @@ import { parseRunConfig } from './config.ts';
 import { silentLogger } from './logger.ts';
 import { createModel, type TfjsTrainablePolicy } from './tfjs-policy.ts';
 
-async function tinyModel(seed: number, vocab = 24) {
-  return createCausalLM(
-    {
-      vocab_size: vocab,
-      hidden_size: 16,
-      intermediate_size: 32,
-      num_hidden_layers: 1,
-      num_attention_heads: 2,
-      num_key_value_heads: 2,
-      tie_word_embeddings: true,
-      max_position_embeddings: 64,
-      torch_dtype: 'float32',
-    },
-    { seed, backend: 'cpu' },
-  );
+/**
+ * A model folder for the words of `texts`: their tokenizer files and a one-layer model of 64 rows
+ * as `tfjs-fresh` builds it (seed 4), in a temporary folder named from `prefix`.
+ */
+async function modelFolder(prefix: string, texts: string[]): Promise<string> {
+  const dir = tempDir(prefix);
+  const vocabulary = buildWordVocabulary(texts);
+  await writeTokenizerFiles(dir, vocabulary);
+  const architecture = { hiddenSize: 16, layers: 1, heads: 2, maxPositions: 64 };
+  const model = await createFreshCausalLM(architecture, {
+    vocabSize: 64,
+    eosTokenId: new HFTokenizer(vocabulary).eosTokenIds[0] as number,
+    seed: 4,
+    backend: 'cpu',
+  });
+  await model.save(dir);
+  model.dispose();
+  return dir;
 }
 
 describe('createModel of @agentrl/runner/tfjs', () => {
   it('loads a model folder with its tokenizer and rejects unknown options by name', async () => {
-    const dir = tempDir('agentrl-tfjs-folder-');
-    await writeTokenizerFiles(
-      dir,
-      buildWordVocabulary(['go east', 'go west', 'wait <action> </action>']),
-    );
-    const model = await tinyModel(4, 64);
-    await model.save(dir);
-    model.dispose();
+    const dir = await modelFolder('agentrl-tfjs-folder-', [
+      'go east',
+      'go west',
+      'wait <action> </action>',
+    ]);
     const config = parseRunConfig({
       env: { id: 'test/corridor-v1' },
       model: {
@@ -50,7 +51,8 @@ describe('createModel of @agentrl/runner/tfjs', () => {
     const ids = created.tokenizer.applyChatTemplate([{ role: 'user', content: 'go east' }], {
       addGenerationPrompt: true,
     });
-    const g = await created.policy.generate([ids], { maxNewTokens: 2, seed: 1 });
+    // No stop ids: the end-of-sequence id must not end the two tokens early.
+    const g = await created.policy.generate([ids], { maxNewTokens: 2, stopTokenIds: [], seed: 1 });
     expect(g.tokenIds[0]).toHaveLength(2);
     (created.policy as TfjsTrainablePolicy).dispose();
     const bad = { ...config, model: { ...config.model, options: { learningRat: 1 } } };
@@ -62,11 +64,7 @@ describe('createModel of @agentrl/runner/tfjs', () => {
 
 describe('LoRA through model.options.lora', () => {
   it('enables adapters seeded by the run, and a checkpoint loads back onto the same base', async () => {
-    const dir = tempDir('agentrl-tfjs-lora-folder-');
-    await writeTokenizerFiles(dir, buildWordVocabulary(['go east', 'go west', 'wait']));
-    const model = await tinyModel(4, 64);
-    await model.save(dir);
-    model.dispose();
+    const dir = await modelFolder('agentrl-tfjs-lora-folder-', ['go east', 'go west', 'wait']);
     const config = parseRunConfig({
       env: { id: 'test/corridor-v1' },
       seed: 3,
