@@ -21,6 +21,15 @@ export interface Workload {
   };
 }
 
+/** The GiGPO options every workload runs with (the search workload adds a similarity threshold). */
+const GIGPO_OPTIONS: Workload['options'] = {
+  mode: 'mean_std_norm',
+  gamma: 0.95,
+  stepAdvantageWeight: 1,
+  invalidActionPenalty: 0.1,
+  epsilon: 1e-6,
+};
+
 const WORDS = (
   'you are in the middle of a room looking quickly around see cabinet countertop drawer ' +
   'fridge microwave shelf sinkbasin stoveburner toaster coffeemachine garbagecan on it ' +
@@ -103,13 +112,7 @@ export function alfworldWorkload(seed = 1): Workload {
     description:
       '16 groups × 8 trajectories × 8–50 steps, 60 distinct ~120-char anchors per group, exact grouping',
     batch,
-    options: {
-      mode: 'mean_std_norm',
-      gamma: 0.95,
-      stepAdvantageWeight: 1,
-      invalidActionPenalty: 0.1,
-      epsilon: 1e-6,
-    },
+    options: GIGPO_OPTIONS,
   };
 }
 
@@ -144,14 +147,7 @@ export function searchWorkload(seed = 2): Workload {
     description:
       '256 groups × 5 trajectories × 1–4 steps, 300-char anchors with near-duplicates, similarity threshold 0.9',
     batch,
-    options: {
-      mode: 'mean_std_norm',
-      gamma: 0.95,
-      stepAdvantageWeight: 1,
-      invalidActionPenalty: 0.1,
-      epsilon: 1e-6,
-      similarityThreshold: 0.9,
-    },
+    options: { ...GIGPO_OPTIONS, similarityThreshold: 0.9 },
   };
 }
 
@@ -169,12 +165,6 @@ export function scaleWorkload(seed = 3): Workload {
     description:
       '2,500 groups × 8 trajectories × 50 steps = 1,000,000 step samples, 64-char anchors, exact grouping',
     batch,
-    options: {
-      mode: 'mean_std_norm',
-      gamma: 0.95,
-      stepAdvantageWeight: 1,
-      invalidActionPenalty: 0.1,
-      epsilon: 1e-6,
-    },
+    options: GIGPO_OPTIONS,
   };
 }
