@@ -25,6 +25,33 @@ export interface PolicyAgentOptions {
   readonly maxPromptTokens?: number;
 }
 
+/** What {@link rolloutAgentOptions} reads of a run's `rollout` settings. */
+export interface RolloutSamplingSettings {
+  readonly maxNewTokens: number;
+  readonly topP: number;
+  readonly topK: number;
+  readonly maxPromptTokens?: number | undefined;
+}
+
+/**
+ * The {@link PolicyAgentOptions} of a run's `rollout` settings at `temperature`: the rollout's
+ * own for training rollouts, `validation.temperature` for held-out episodes and `agentrl eval`.
+ */
+export function rolloutAgentOptions(
+  rollout: RolloutSamplingSettings,
+  temperature: number,
+): PolicyAgentOptions {
+  return {
+    sampling: {
+      maxNewTokens: rollout.maxNewTokens,
+      temperature,
+      topP: rollout.topP,
+      topK: rollout.topK,
+    },
+    ...(rollout.maxPromptTokens !== undefined ? { maxPromptTokens: rollout.maxPromptTokens } : {}),
+  };
+}
+
 /** A {@link RolloutAgent} over a token-in / token-out policy and its tokenizer. */
 export function policyAgent(
   policy: Policy,

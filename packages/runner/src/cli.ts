@@ -14,7 +14,7 @@ import {
   type RolloutEngine,
 } from '@agentrl/core';
 import { OpenAICompatibleAgent } from '@agentrl/model-openai';
-import { policyAgent, type RolloutAgent } from './agent.ts';
+import { policyAgent, type RolloutAgent, rolloutAgentOptions } from './agent.ts';
 import {
   COMMANDS,
   commandUsage,
@@ -190,17 +190,11 @@ async function evaluate(flags: Flags, io: CliIO): Promise<number> {
       const modelDir = existsSync(join(dir, 'model')) ? join(dir, 'model') : dir;
       await policy.load(modelDir);
     }
-    agent = policyAgent(policy, tokenizer, {
-      sampling: {
-        maxNewTokens: config.rollout.maxNewTokens,
-        temperature: config.validation.temperature,
-        topP: config.rollout.topP,
-        topK: config.rollout.topK,
-      },
-      ...(config.rollout.maxPromptTokens !== undefined
-        ? { maxPromptTokens: config.rollout.maxPromptTokens }
-        : {}),
-    });
+    agent = policyAgent(
+      policy,
+      tokenizer,
+      rolloutAgentOptions(config.rollout, config.validation.temperature),
+    );
     source = flags.checkpoint ?? 'the configured model';
   }
   const result = await evaluateAgent({

@@ -21,7 +21,7 @@ import {
   type TrainBatch,
 } from '@agentrl/core';
 import { z } from 'zod';
-import { policyAgent } from './agent.ts';
+import { policyAgent, rolloutAgentOptions } from './agent.ts';
 import {
   batchDivisibilityProblem,
   configErrorOf,
@@ -150,17 +150,11 @@ export class Trainer {
   ): Promise<{ metrics: Metrics; result: RolloutResult }> {
     const o = this.#o;
     const s = this.#s;
-    const agent = policyAgent(policy, o.tokenizer, {
-      sampling: {
-        maxNewTokens: s.rollout.maxNewTokens,
-        temperature: s.validation.temperature,
-        topP: s.rollout.topP,
-        topK: s.rollout.topK,
-      },
-      ...(s.rollout.maxPromptTokens !== undefined
-        ? { maxPromptTokens: s.rollout.maxPromptTokens }
-        : {}),
-    });
+    const agent = policyAgent(
+      policy,
+      o.tokenizer,
+      rolloutAgentOptions(s.rollout, s.validation.temperature),
+    );
     const t0 = performance.now();
     // The held-out games are the same at every validation (rollout index 0), so curves compare.
     const result = await this.#valPool.rollout(agent, {
@@ -199,17 +193,11 @@ export class Trainer {
       engineMetrics['time/engineSync'] = (performance.now() - t0) / 1000;
       generator = engineGenerator(engine, iteration, reported);
     }
-    const agent = policyAgent(generator, o.tokenizer, {
-      sampling: {
-        maxNewTokens: s.rollout.maxNewTokens,
-        temperature: s.rollout.temperature,
-        topP: s.rollout.topP,
-        topK: s.rollout.topK,
-      },
-      ...(s.rollout.maxPromptTokens !== undefined
-        ? { maxPromptTokens: s.rollout.maxPromptTokens }
-        : {}),
-    });
+    const agent = policyAgent(
+      generator,
+      o.tokenizer,
+      rolloutAgentOptions(s.rollout, s.rollout.temperature),
+    );
     const dyn = s.training.dynamicSampling.enabled;
     const maxTries = dyn ? s.training.dynamicSampling.maxTries : 1;
     const target = s.rollout.batchSize;
