@@ -10,17 +10,11 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { filesUnder } from './source-files.ts';
 
 /** Source files under `dir` (recursively), absolute paths, sorted. */
 function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    if (name === 'node_modules' || name === 'dist') continue;
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (/\.(ts|tsx|mts)$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
-  }
-  return out;
+  return filesUnder(dir, (name) => /\.(ts|tsx|mts)$/.test(name) && !name.endsWith('.d.ts'));
 }
 
 /** Comments removed (strings kept), so an import in a comment draws no edge. */

@@ -11,6 +11,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { filesUnder } from './source-files.ts';
 
 /** What counts as a reference outside the repo: `../shared/docs` (any depth of `../`) or `§`. */
 const OUTSIDE_REFERENCE = /\.\.\/shared\/docs|§/;
@@ -24,15 +25,10 @@ export interface OutsideDocReference {
 
 /** Non-test TypeScript files under `dir` (recursively), absolute paths, sorted. */
 function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    if (name === 'node_modules' || name === 'dist') continue;
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (/\.(ts|tsx|mts|cts)$/.test(name) && !/\.test\.(ts|tsx|mts|cts)$/.test(name))
-      out.push(path);
-  }
-  return out;
+  return filesUnder(
+    dir,
+    (name) => /\.(ts|tsx|mts|cts)$/.test(name) && !/\.test\.(ts|tsx|mts|cts)$/.test(name),
+  );
 }
 
 /** The files scanned under `repoRoot`: `packages/<name>/src/**` (non-test) and `packages/<name>/README.md`. */
