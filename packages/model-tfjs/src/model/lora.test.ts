@@ -3,18 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TINY_TEST_CONFIG } from '../test-models.ts';
 import type { CausalLM } from './causal-lm.ts';
 import { createCausalLM, loadCausalLM } from './load.ts';
 
 const config = {
+  ...TINY_TEST_CONFIG,
   vocab_size: 20,
-  hidden_size: 16,
-  intermediate_size: 32,
   num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  tie_word_embeddings: true,
-  torch_dtype: 'float32' as const,
   // Large enough that the frozen (tied) head can express the demonstration through adapted layers.
   initializer_range: 0.4,
 };

@@ -1,22 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { PARALLEL_GENERATE_MIN_ROWS } from '../model/causal-lm.ts';
 import { createCausalLM } from '../model/load.ts';
+import { TINY_TEST_CONFIG } from '../test-models.ts';
 
 // Worker threads load the TypeScript sources directly, which needs Node's type stripping (Node 22.18+/24).
 const canStripTypes =
   (process as { features?: { typescript?: unknown } }).features?.typescript !== undefined &&
   process.features.typescript !== false;
 
-const config = {
-  vocab_size: 24,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  tie_word_embeddings: true,
-  torch_dtype: 'float32' as const,
-};
+const config = { ...TINY_TEST_CONFIG, vocab_size: 24, num_hidden_layers: 2 };
 
 describe.skipIf(!canStripTypes)(
   'worker-thread data parallelism (skipped: this Node cannot run .ts workers; use Node 24 via pnpm test)',

@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createCausalLM } from '../index.ts';
+import { TINY_TEST_CONFIG } from '../test-models.ts';
 import { tempDir } from '../test-temp-dir.ts';
 import { TfjsTrainablePolicy } from './trainable-policy.ts';
 
 async function tinyModel(seed: number, vocab = 24) {
   return createCausalLM(
-    {
-      vocab_size: vocab,
-      hidden_size: 16,
-      intermediate_size: 32,
-      num_hidden_layers: 1,
-      num_attention_heads: 2,
-      num_key_value_heads: 2,
-      tie_word_embeddings: true,
-      max_position_embeddings: 64,
-      torch_dtype: 'float32',
-    },
+    { ...TINY_TEST_CONFIG, vocab_size: vocab, num_key_value_heads: 2, max_position_embeddings: 64 },
     { seed, backend: 'cpu' },
   );
 }
