@@ -9,7 +9,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { writeFileAtomic } from './files.ts';
 import {
-  CHART_STYLE,
   type ChartSeries,
   chartKeys,
   escapeHtml,
@@ -17,9 +16,14 @@ import {
   HOVER_SCRIPT,
   readJsonl,
   renderChart,
+  reportPageStart,
   seriesOf,
 } from './report.ts';
 import { wilsonInterval } from './stats.ts';
+
+/** The overlay's own styles: the legend keys and the arm dots. */
+const LEGEND_STYLE =
+  '.key{display:inline-block;margin:0 16px 6px 0}.key i,.dot{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px}';
 
 /** One run of an overlay: its folder, and optionally its label and arm. */
 export interface OverlayRun {
@@ -224,16 +228,7 @@ export function renderOverlayReport(
     .join('');
 
   const title = options.title ?? `agentrl runs compared (${loaded.length})`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2329;max-width:1300px}
-h1{font-size:22px}h2{font-size:17px;margin-top:28px}
-table{border-collapse:collapse}td,th{border:1px solid #ccd;padding:4px 10px;text-align:left}
-.key{display:inline-block;margin:0 16px 6px 0}.key i,.dot{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px;vertical-align:-1px}
-${CHART_STYLE}
-</style></head><body>
+  return `${reportPageStart(title, 1300, LEGEND_STYLE)}
 <h1>${escapeHtml(title)}</h1>
 <p>${loaded.length} runs${armNames.length > 0 ? ` in ${armNames.length} arm${armNames.length === 1 ? '' : 's'}` : ''}. Hover a point for its value.</p>
 <div id="legend">${legend}</div>

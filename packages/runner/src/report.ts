@@ -191,6 +191,29 @@ circle{fill:currentColor;stroke:transparent;stroke-width:8}.series.faint .line{s
 .title{font-size:12px;font-weight:600;fill:#1d2329}.tick{font-size:10px;fill:#556}
 #tip{position:fixed;pointer-events:none;background:#1d2329;color:#fff;font-size:12px;padding:3px 7px;border-radius:4px;display:none;white-space:nowrap}`;
 
+/**
+ * The start of a report page, up to and with `<body>`: the title, the page and table styles both
+ * reports use, {@link CHART_STYLE}, then the page's own `style`.
+ */
+export function reportPageStart(title: string, maxWidthPx: number, style: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2329;max-width:${maxWidthPx}px}
+h1{font-size:22px}h2{font-size:17px;margin-top:28px}
+table{border-collapse:collapse}td,th{border:1px solid #ccd;padding:4px 10px;text-align:left}
+${CHART_STYLE}
+${style}
+</style></head><body>`;
+}
+
+/** The run report's own styles: the trajectory viewer and the resolved config. */
+const RUN_REPORT_STYLE = `#steps li{margin:6px 0;padding:6px;border-left:3px solid #cbd5e1;white-space:pre-wrap}
+#steps li.invalid{border-color:#dc2626}#steps li.reward{border-color:#16a34a}
+.won{color:#16a34a;font-weight:600}.lost{color:#b91c1c;font-weight:600}
+pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:300px}`;
+
 /** Shows a point's value at once on hover (the SVG titles also work without script). */
 export const HOVER_SCRIPT = `<div id="tip"></div><script>
 (function () {
@@ -287,20 +310,7 @@ export function renderReport(
   // JSON inside <script>: escape "<" so that no string can close the element.
   const data = JSON.stringify(samples).replace(/</g, '\\u003c');
   const title = options.title ?? 'agentrl run report';
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2329;max-width:1200px}
-h1{font-size:22px}h2{font-size:17px;margin-top:28px}
-table{border-collapse:collapse}td,th{border:1px solid #ccd;padding:4px 10px;text-align:left}
-.charts{display:flex;flex-wrap:wrap;gap:8px}.chart{margin:0;border:1px solid #e3e6ea;border-radius:6px}
-${CHART_STYLE}
-#steps li{margin:6px 0;padding:6px;border-left:3px solid #cbd5e1;white-space:pre-wrap}
-#steps li.invalid{border-color:#dc2626}#steps li.reward{border-color:#16a34a}
-.won{color:#16a34a;font-weight:600}.lost{color:#b91c1c;font-weight:600}
-pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:300px}
-</style></head><body>
+  return `${reportPageStart(title, 1200, RUN_REPORT_STYLE)}
 <h1>${escapeHtml(title)}</h1>
 <p>${metrics.length} metric records, ${samples.length} sampled trajectories.</p>
 ${headline.length > 0 ? `<h2>Held-out success</h2><table id="headline"><tr><th>phase</th><th>wins</th><th>success</th><th>95% interval (Wilson)</th></tr>${headlineRows}</table>` : ''}
