@@ -11,7 +11,7 @@ import {
   ATTENTION_UNIFORMS,
   attentionScore,
   attentionUniforms,
-  QUERY_ROW,
+  queryRowProgram,
 } from './attention-rows.ts';
 import { type ProgramKernel, registerProgramKernels, rowProgram } from './programs.ts';
 
@@ -27,22 +27,12 @@ export const attentionBackwardBuilders: Record<string, ProgramKernel> = {
   // [rows, 2]: (lse of the row's scores, Σ_k dO·O)
   [ATTENTION_BACKWARD_KERNELS.stats]: {
     inputs: ['q', 'kT', 'mask', 'dO', 'O'],
-    build: ([q, kT, mask]) => {
-      const [B, T, nh, d] = (q as tf.TensorInfo).shape as number[] as [
-        number,
-        number,
-        number,
-        number,
-      ];
-      const rows = B * T * nh;
-      return {
-        program: rowProgram(
-          `attention_bwd_stats_d${d}`,
-          ['q', 'kT', 'mask', 'dO', 'O'],
-          [rows, 2],
-          rows,
-          `${QUERY_ROW}
-          var qv : array<f32, D>;
+    build: ([q, kT, mask]) =>
+      queryRowProgram(
+        'attention_bwd_stats',
+        ['q', 'kT', 'mask', 'dO', 'O'],
+        (B, T, nh) => [B * T * nh, 2],
+        `var qv : array<f32, D>;
           var dd = 0.0;
           for (var k = 0; k < D; k++) {
             qv[k] = q[r * D + k] * uniforms.scale;
@@ -58,37 +48,18 @@ export const attentionBackwardBuilders: Record<string, ProgramKernel> = {
             result[r * 2] = rowMax + log(total);
             result[r * 2 + 1] = dd;
           }`,
-          ATTENTION_UNIFORMS,
-          `const D = ${d};`,
-        ),
-        uniforms: attentionUniforms(
-          q as tf.TensorInfo,
-          kT as tf.TensorInfo,
-          mask as tf.TensorInfo,
-          rows,
-        ),
-      };
-    },
+        [q, kT, mask] as [tf.TensorInfo, tf.TensorInfo, tf.TensorInfo],
+      ),
   },
   // dQ [B, T, nh, d], one workgroup per query row.
   [ATTENTION_BACKWARD_KERNELS.dq]: {
     inputs: ['q', 'kT', 'v', 'mask', 'dO', 'stats'],
-    build: ([q, kT, , mask]) => {
-      const [B, T, nh, d] = (q as tf.TensorInfo).shape as number[] as [
-        number,
-        number,
-        number,
-        number,
-      ];
-      const rows = B * T * nh;
-      return {
-        program: rowProgram(
-          `attention_bwd_q_d${d}`,
-          ['q', 'kT', 'v', 'mask', 'dO', 'stats'],
-          [B, T, nh, d],
-          rows,
-          `${QUERY_ROW}
-          var qv : array<f32, D>;
+    build: ([q, kT, , mask]) =>
+      queryRowProgram(
+        'attention_bwd_q',
+        ['q', 'kT', 'v', 'mask', 'dO', 'stats'],
+        (B, T, nh, d) => [B, T, nh, d],
+        `var qv : array<f32, D>;
           var go : array<f32, D>;
           for (var k = 0; k < D; k++) { qv[k] = q[r * D + k] * uniforms.scale; go[k] = dO[r * D + k]; }
           let lse = stats[r * 2];
@@ -106,17 +77,8 @@ export const attentionBackwardBuilders: Record<string, ProgramKernel> = {
             let a = reduceSum(acc[k], tid);
             if (tid == 0 && inRange) { result[r * D + k] = a * uniforms.scale; }
           }`,
-          ATTENTION_UNIFORMS,
-          `const D = ${d};`,
-        ),
-        uniforms: attentionUniforms(
-          q as tf.TensorInfo,
-          kT as tf.TensorInfo,
-          mask as tf.TensorInfo,
-          rows,
-        ),
-      };
-    },
+        [q, kT, mask] as [tf.TensorInfo, tf.TensorInfo, tf.TensorInfo],
+      ),
   },
   // dK [B, nkv, d, S] (transposed, like kT) and dV [B, nkv, S, d]: one workgroup per key column,
   // threads over the (query head of the group, position) pairs.

@@ -4,7 +4,7 @@
  * query, keys, values and mask row start.
  */
 import type * as tf from '@tensorflow/tfjs';
-import type { ProgramUniform } from './programs.ts';
+import { type ProgramUniform, rowProgram, type WebGPUProgram } from './programs.ts';
 
 /** The uniform fields of every attention program. */
 export const ATTENTION_UNIFORMS =
@@ -57,4 +57,31 @@ export const QUERY_ROW = `
 export function attentionScore(q: string): string {
   return `var sc = mask[mBase + s];
       for (var k = 0; k < D; k++) { sc += ${q}[k] * kT[kBase + k * uniforms.kS + s]; }`;
+}
+
+/**
+ * A program with one workgroup per query row of `q` (`[B, T, nh, d]`, B·T·nh rows): `body` runs
+ * after {@link QUERY_ROW} with `D` = d, the shader is keyed `<name>_d<d>`, and the uniforms are
+ * {@link attentionUniforms}. `outputShape` gets B, T, nh and d.
+ */
+export function queryRowProgram(
+  name: string,
+  inputs: string[],
+  outputShape: (B: number, T: number, nh: number, d: number) => number[],
+  body: string,
+  [q, kT, mask]: readonly [tf.TensorInfo, tf.TensorInfo, tf.TensorInfo],
+): { program: WebGPUProgram; uniforms: ProgramUniform[] } {
+  const [B, T, nh, d] = q.shape as [number, number, number, number];
+  const rows = B * T * nh;
+  const program = rowProgram(
+    `${name}_d${d}`,
+    inputs,
+    outputShape(B, T, nh, d),
+    rows,
+    `${QUERY_ROW}
+    ${body}`,
+    ATTENTION_UNIFORMS,
+    `const D = ${d};`,
+  );
+  return { program, uniforms: attentionUniforms(q, kT, mask, rows) };
 }

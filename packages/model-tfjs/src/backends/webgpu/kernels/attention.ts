@@ -8,18 +8,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { attentionBackwardFused, registerAttentionBackwardKernels } from './attention-backward.ts';
-import {
-  ATTENTION_UNIFORMS,
-  attentionScore,
-  attentionUniforms,
-  QUERY_ROW,
-} from './attention-rows.ts';
-import {
-  type ProgramUniform,
-  registerProgramKernels,
-  rowProgram,
-  type WebGPUProgram,
-} from './programs.ts';
+import { attentionScore, queryRowProgram } from './attention-rows.ts';
+import { type ProgramUniform, registerProgramKernels, type WebGPUProgram } from './programs.ts';
 
 export const ATTENTION_KERNEL = 'AgentrlAttention';
 
@@ -54,15 +44,11 @@ export function attentionProgram(
   kT: tf.TensorInfo,
   mask: tf.TensorInfo,
 ): { program: WebGPUProgram; uniforms: ProgramUniform[] } {
-  const [B, T, nh, d] = q.shape as [number, number, number, number];
-  const rows = B * T * nh;
-  const program = rowProgram(
-    `attention_d${d}`,
+  return queryRowProgram(
+    'attention',
     ['q', 'kT', 'v', 'mask'],
-    [B * T, nh * d],
-    rows,
-    `${QUERY_ROW}
-    var qv : array<f32, D>;
+    (B, T, nh, d) => [B * T, nh * d],
+    `var qv : array<f32, D>;
     for (var k = 0; k < D; k++) { qv[k] = q[r * D + k] * uniforms.scale; }
     var m = -3.402823e+38;
     for (var s = tid; s < S; s += BLOCK) {
@@ -83,10 +69,8 @@ export function attentionProgram(
       let a = reduceSum(acc[k], tid);
       if (tid == 0 && inRange) { result[r * D + k] = a / total; }
     }`,
-    ATTENTION_UNIFORMS,
-    `const D = ${d};`,
+    [q, kT, mask],
   );
-  return { program, uniforms: attentionUniforms(q, kT, mask, rows) };
 }
 
 /** Registers the attention kernel for webgpu (idempotent), and its backward kernels. */
