@@ -6,12 +6,12 @@
  * BENCH_SMOKE=1; git-ignored), --parallel N (default 2), --summary-only.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dropArgsSeparator } from '@agentrl/core';
-import { ARMS, BUDGET_NAME, SEEDS } from './config.ts';
+import { ARMS, BUDGET, BUDGET_NAME, SEEDS, warmRecipe } from './config.ts';
 import { summarize } from './summarize.ts';
 
 const { values } = parseArgs({
@@ -39,7 +39,28 @@ const jobs: Job[] = [
   ),
 ];
 
+/**
+ * Whether a job's result is already in the output folder for this very budget (a warm start with
+ * the same warm-start recipe, an arm with the same budget): such jobs are kept, not rerun, so an
+ * interrupted benchmark resumes and arms can be added to existing warm starts.
+ */
+function alreadyDone(job: Job): boolean {
+  const file =
+    job.phase === 'warm'
+      ? join(out, `seed-${job.seed}`, 'warm', 'warm.json')
+      : join(out, `seed-${job.seed}`, `${job.phase}.json`);
+  if (!existsSync(file)) return false;
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as { recipe?: unknown; budget?: unknown };
+  const expected = job.phase === 'warm' ? warmRecipe(BUDGET) : BUDGET;
+  const recorded = job.phase === 'warm' ? saved.recipe : saved.budget;
+  return JSON.stringify(recorded) === JSON.stringify(expected);
+}
+
 function runJob(job: Job): Promise<void> {
+  if (alreadyDone(job)) {
+    process.stderr.write(`seed ${job.seed} ${job.phase}: kept the result already in ${out}\n`);
+    return Promise.resolve();
+  }
   return new Promise((done, fail) => {
     const child = spawn(
       process.execPath,

@@ -14,9 +14,10 @@ export const FULL_BUDGET = {
    * KL, no entropy bonus.
    */
   ...MAIN_JOB_RECIPE,
-  /** The main job's per-turn token budget and validation temperature. */
+  /** The main job's per-turn token budget. */
   maxNewTokens: 12,
-  valTemperature: 0.4,
+  /** Penalty on the reward of a step whose action did not parse (the paper's ALFWorld runs use 0.1). */
+  invalidActionPenalty: 0,
 };
 
 /** Every phase in about a minute (`BENCH_SMOKE=1`), to check the wiring before the real run. */
@@ -49,7 +50,27 @@ export const LONG_BUDGET: typeof FULL_BUDGET = {
 export const BUDGET_NAME: 'smoke' | 'long' | 'full' =
   process.env.BENCH_SMOKE === '1' ? 'smoke' : process.env.BENCH_BUDGET === 'long' ? 'long' : 'full';
 
-export const BUDGET = { smoke: SMOKE_BUDGET, long: LONG_BUDGET, full: FULL_BUDGET }[BUDGET_NAME];
+const NAMED = { smoke: SMOKE_BUDGET, long: LONG_BUDGET, full: FULL_BUDGET }[BUDGET_NAME];
+
+/**
+ * `BENCH_SET="key=value,key=value"` overrides budget fields (numbers only), for trying a recipe
+ * without editing this file; an unknown key is an error naming the valid ones.
+ */
+function withOverrides(budget: typeof FULL_BUDGET, text: string | undefined): typeof FULL_BUDGET {
+  if (!text) return budget;
+  const out: Record<string, number> = { ...(budget as unknown as Record<string, number>) };
+  for (const assignment of text.split(',')) {
+    const [key, value] = assignment.split('=');
+    if (!key || value === undefined || !(key in budget) || !Number.isFinite(Number(value)))
+      throw new Error(
+        `BENCH_SET ${assignment}: use a budget field and a number (fields: ${Object.keys(budget).join(', ')})`,
+      );
+    out[key] = Number(value);
+  }
+  return out as unknown as typeof FULL_BUDGET;
+}
+
+export const BUDGET = withOverrides(NAMED, process.env.BENCH_SET);
 
 /** The two arms: same warm start, same budget, only the advantage estimator differs. */
 export const ARMS: Readonly<
@@ -62,13 +83,22 @@ export const ARMS: Readonly<
       mode: 'mean_std_norm',
       gamma: 0.95,
       stepAdvantageWeight: 1,
-      invalidActionPenalty: 0,
     },
   },
   grpo: {
     name: 'grpo',
-    options: { normalizeByStd: true, invalidActionPenalty: 0 },
+    options: { normalizeByStd: true },
   },
 };
 
-export const SEEDS = [0, 1, 2] as const;
+export const SEEDS = [0, 1, 2, 3, 4] as const;
+
+/**
+ * The budget fields a warm start depends on (decoder, vocabulary, demonstrations, SFT). A saved
+ * warm start whose recorded recipe equals this one is reused by `bench` instead of being redone.
+ */
+export function warmRecipe(budget: typeof FULL_BUDGET): Record<string, number> {
+  const { hidden, layers, heads, demoEpisodes, sftSteps, sftBatch, sftLearningRate, maxTurns } =
+    budget;
+  return { hidden, layers, heads, demoEpisodes, sftSteps, sftBatch, sftLearningRate, maxTurns };
+}

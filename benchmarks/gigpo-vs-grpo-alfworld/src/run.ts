@@ -22,7 +22,7 @@ import {
   Trainer,
   writeJsonAtomic,
 } from '@agentrl/runner';
-import { ARMS, BUDGET as B } from './config.ts';
+import { ARMS, BUDGET as B, warmRecipe } from './config.ts';
 
 const { values } = parseArgs({
   options: {
@@ -81,6 +81,7 @@ if (phase === 'warm') {
   await policy.save(join(warmDir, 'model'));
   await writeJsonAtomic(join(warmDir, 'warm.json'), {
     seed,
+    recipe: warmRecipe(B),
     parameters: model.numParameters(),
     vocabSize: tokenizer.vocabSize,
     demoSteps: demos.demonstrations.length,
@@ -100,7 +101,10 @@ if (phase === 'warm') {
     policy,
     tokenizer,
     trainEnv: spec,
-    estimator: createEstimator(arm.name, arm.options),
+    estimator: createEstimator(arm.name, {
+      ...arm.options,
+      invalidActionPenalty: B.invalidActionPenalty,
+    }),
     runDir,
     seed,
     rollout: {
@@ -135,6 +139,8 @@ if (phase === 'warm') {
     iteration: number;
     success: number | undefined;
     zeroFraction: number | undefined;
+    stepGroupSizeMean: number | undefined;
+    stepGroupSingletonFraction: number | undefined;
   }[] = [];
   for (const r of rows) {
     const iteration = num(r.iteration) ?? validation.length;
@@ -146,11 +152,14 @@ if (phase === 'warm') {
       iteration,
       success: num(r['train/success']),
       zeroFraction: num(r['advantage/zeroFraction']),
+      stepGroupSizeMean: num(r['stepGroups/sizeMean']),
+      stepGroupSingletonFraction: num(r['stepGroups/singletonFraction']),
     });
   }
   const result = {
     seed,
     arm: phase,
+    budget: B,
     estimator: arm,
     validation,
     train,

@@ -11,7 +11,13 @@ interface ArmResult {
   readonly seed: number;
   readonly arm: string;
   readonly validation: readonly { iteration: number; wins: number; episodes: number }[];
-  readonly train: readonly { iteration: number; success?: number; zeroFraction?: number }[];
+  readonly train: readonly {
+    iteration: number;
+    success?: number;
+    zeroFraction?: number;
+    stepGroupSizeMean?: number;
+    stepGroupSingletonFraction?: number;
+  }[];
   readonly seconds: number;
 }
 
@@ -24,6 +30,33 @@ function meanStd(xs: readonly number[]): { mean: number; std: number; n: number 
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}`;
+
+/** Two-sided 95 % quantiles of Student's t for 1–10 degrees of freedom. */
+const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
+
+/**
+ * Paired comparison of two arms over seeds: per-seed differences `a − b` of final held-out
+ * success, their mean and a 95 % t-interval (each seed's two arms share a warm start and games).
+ */
+export function pairedDifference(
+  a: ReadonlyMap<number, number>,
+  b: ReadonlyMap<number, number>,
+): {
+  perSeed: { seed: number; diff: number }[];
+  mean: number;
+  low: number;
+  high: number;
+  n: number;
+} {
+  const perSeed = [...a.keys()]
+    .filter((seed) => b.has(seed))
+    .sort((x, y) => x - y)
+    .map((seed) => ({ seed, diff: (a.get(seed) as number) - (b.get(seed) as number) }));
+  const { mean, std, n } = meanStd(perSeed.map((p) => p.diff));
+  const t = n >= 2 ? (T95[Math.min(n - 2, T95.length - 1)] as number) : Number.NaN;
+  const half = n >= 2 ? (t * std) / Math.sqrt(n) : Number.NaN;
+  return { perSeed, mean, low: mean - half, high: mean + half, n };
+}
 
 export async function summarize(out: string, packageDir: string): Promise<{ markdown: string }> {
   const runs: ArmResult[] = [];
@@ -61,6 +94,14 @@ export async function summarize(out: string, packageDir: string): Promise<{ mark
     const perSeed = mine.map((r) => ({
       seed: r.seed,
       validation: r.validation,
+      meanStepGroupSize: meanStd(
+        r.train.flatMap((t) => (t.stepGroupSizeMean === undefined ? [] : [t.stepGroupSizeMean])),
+      ).mean,
+      meanSingletonStepGroupFraction: meanStd(
+        r.train.flatMap((t) =>
+          t.stepGroupSingletonFraction === undefined ? [] : [t.stepGroupSingletonFraction],
+        ),
+      ).mean,
       meanZeroAdvantageFraction: meanStd(
         r.train.flatMap((t) => (t.zeroFraction === undefined ? [] : [t.zeroFraction])),
       ).mean,
@@ -68,6 +109,17 @@ export async function summarize(out: string, packageDir: string): Promise<{ mark
     }));
     return { arm, estimator: ARMS[arm], validationCurve: curve, trainCurve, perSeed };
   });
+  const finalRates = (arm: string) =>
+    new Map(
+      runs
+        .filter((r) => r.arm === arm && r.validation.length > 0)
+        .map((r) => {
+          const v = r.validation.at(-1) as { wins: number; episodes: number };
+          return [r.seed, v.wins / v.episodes] as const;
+        }),
+    );
+  const [armA, armB] = Object.keys(ARMS) as [string, string];
+  const paired = pairedDifference(finalRates(armA), finalRates(armB));
   const results = {
     workload:
       'generated tiny ALFWorld households (TINY_HOUSEHOLD, 15 steps), 96 held-out games (seed + 1000)',
@@ -75,6 +127,7 @@ export async function summarize(out: string, packageDir: string): Promise<{ mark
     seeds: SEEDS,
     warmStarts: warm,
     arms,
+    paired: { arms: [armA, armB], ...paired },
   };
   await writeFile(join(packageDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -103,6 +156,31 @@ export async function summarize(out: string, packageDir: string): Promise<{ mark
           .join(' | ')} |`,
     ),
   ];
+  lines.push(
+    '',
+    '| seed | ' +
+      arms.map((a) => `${a.arm} held-out wins per validation`).join(' | ') +
+      ` | final ${armA} − ${armB} (points) |`,
+    '| --- | ' + arms.map(() => '---').join(' | ') + ' | --- |',
+    ...SEEDS.map((seed) => {
+      const curves = arms.map((a) => {
+        const r = a.perSeed.find((p) => p.seed === seed);
+        return r ? r.validation.map((v) => v.wins).join(', ') : '–';
+      });
+      const d = paired.perSeed.find((p) => p.seed === seed);
+      return `| ${seed} | ${curves.join(' | ')} | ${d ? pct(d.diff) : '–'} |`;
+    }),
+    '',
+    `Paired difference of final held-out success, ${armA} − ${armB}: ${pct(paired.mean)} points, 95 % t-interval [${pct(paired.low)}, ${pct(paired.high)}] over ${paired.n} seeds.`,
+  );
+  for (const a of arms) {
+    const sizes = a.perSeed.map((p) => p.meanStepGroupSize).filter((x) => Number.isFinite(x));
+    if (sizes.length > 0)
+      lines.push(
+        '',
+        `${a.arm}: mean step-group size ${meanStd(sizes).mean.toFixed(2)} steps per anchor state, ${pct(meanStd(a.perSeed.map((p) => p.meanSingletonStepGroupFraction).filter((x) => Number.isFinite(x))).mean)} % of step groups singletons (averaged over iterations and seeds).`,
+      );
+  }
   const markdown = lines.join('\n');
   await writeFile(join(packageDir, 'results.md'), `${markdown}\n`);
   return { markdown };

@@ -41,8 +41,13 @@ export interface DemoBudget {
   readonly learningRate: number;
   /** Rows per PPO mini-batch (one optimizer step each); the kept rows of an iteration make several. */
   readonly miniBatchSize: number;
+  /** Sampling temperature of the RL rollouts. */
   readonly temperature: number;
+  /** Sampling temperature of every held-out evaluation. */
+  readonly valTemperature: number;
   readonly maxTurns: number;
+  /** Weight of the KL penalty to the warm start in the RL loss (0: none). */
+  readonly klLossCoef: number;
 }
 
 /**
@@ -68,7 +73,9 @@ export const FULL_BUDGET: DemoBudget = {
   learningRate: 2e-4,
   miniBatchSize: 64,
   temperature: 0.4,
+  valTemperature: 0.4,
   maxTurns: 15,
+  klLossCoef: 0,
 };
 
 /** A tiny budget that exercises every phase in about a minute (CI smoke run). */
@@ -155,7 +162,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const evalTask = progress.task('held-out games before the warm start', 1);
   const before = await evaluateAgent({
     env: spec,
-    agent: policyAgent(policy, tokenizer, { sampling: { maxNewTokens: 12, temperature: 0.4 } }),
+    agent: policyAgent(policy, tokenizer, {
+      sampling: { maxNewTokens: 12, temperature: b.valTemperature },
+    }),
     episodes: b.valEpisodes,
     seed,
     maxTurns: b.maxTurns,
@@ -219,7 +228,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       checkpointEvery: 5,
       keepCheckpoints: 1,
     },
-    validation: { episodes: b.valEpisodes, every: b.valEvery, temperature: 0.4 },
+    validation: { episodes: b.valEpisodes, every: b.valEvery, temperature: b.valTemperature },
     onEvent: progress.onEvent,
   });
   let afterWarm: { wins: number; episodes: number } | undefined;

@@ -63,6 +63,8 @@ export interface ModelBudget {
   readonly learningRate: number;
   readonly sftLearningRate: number;
   readonly temperature: number;
+  /** Weight of the low-variance KL penalty to the warm start (0: none, the policy keeps no reference). */
+  readonly klLossCoef?: number;
 }
 
 /** What {@link createTinyAgent} builds. */
@@ -90,7 +92,12 @@ export async function createTinyAgent(budget: ModelBudget, seed: number): Promis
         sftLearningRate: budget.sftLearningRate,
         temperature: budget.temperature,
         microBatchSize: 32,
-        loss: { clipRatio: 0.2, clipRatioC: 3, entropyCoeff: 0, klLossCoef: 0 },
+        loss: {
+          clipRatio: 0.2,
+          clipRatioC: 3,
+          entropyCoeff: 0,
+          klLossCoef: budget.klLossCoef ?? 0,
+        },
       },
     },
   );
