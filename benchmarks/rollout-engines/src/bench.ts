@@ -8,13 +8,15 @@
  * convert it to GGUF, load it) is timed too. Then one generate call alone, without
  * environments: 64 prompts of 80 seeded tokens, 12 new tokens, repeated (median reported).
  *
- * Flags: --rounds N (default 2), --threads LIST (llama.cpp threads per arm, default "1"),
+ * Flags: --rounds N (default 2; 0 times the generate calls alone), --threads LIST (llama.cpp threads per arm, default "1"),
  * --prefix-reuse LIST (llama.cpp arms with and without reuse of cached prompt prefixes, default
  * "on,off"), --kv F16|F32 and --flash-attention on|off|auto (llama.cpp's KV cache; default F32
  * and off, the fastest on the main job's 24-dim heads), --hidden N and --layers N (a wider or
  * deeper decoder than the main job's 96 × 3, same vocabulary and workload), --checkpoint DIR
  * (start from these weights, e.g. a warm start, instead of fresh seeded ones), --seed N
- * (default 0), --json PATH (write the results there too).
+ * (default 0), --context N (llama.cpp's tokens per sequence, default 2048: a cache copy between
+ * sequences copies all of them), --gguf F32|F16|BF16 (llama.cpp's matrix type, default F32),
+ * --json PATH (write the results there too).
  *
  * Every row reports wall time and this process's CPU time (user + system, all threads) with the
  * machine's one-minute load average, since the machine may be shared.
@@ -48,6 +50,8 @@ const { values } = parseArgs({
     kv: { type: 'string' },
     'flash-attention': { type: 'string' },
     'prefix-reuse': { type: 'string' },
+    context: { type: 'string' },
+    gguf: { type: 'string' },
   },
 });
 const rounds = Number(values.rounds ?? 2);
@@ -57,6 +61,10 @@ const reuseModes = (values['prefix-reuse'] ?? 'on,off').split(',').map((m) => {
   if (m !== 'on' && m !== 'off') throw new Error(`--prefix-reuse ${m}: use on, off or on,off`);
   return m === 'on';
 });
+const contextSize = Number(values.context ?? 2048);
+const ggufType = (values.gguf ?? 'F32') as 'F32' | 'F16' | 'BF16';
+if (!['F32', 'F16', 'BF16'].includes(ggufType))
+  throw new Error(`--gguf ${values.gguf}: use F32, F16 or BF16`);
 const kvCacheType = (values.kv ?? 'F32') as 'F16' | 'F32';
 if (kvCacheType !== 'F16' && kvCacheType !== 'F32')
   throw new Error(`--kv ${values.kv}: use F16 or F32`);
@@ -114,6 +122,7 @@ interface Row {
   load: [number, number];
   promptTokensEvaluated?: number;
   promptTokensReused?: number;
+  cacheCopies?: number;
   generateMs: number;
   envMs: number;
   tokens: number;
@@ -133,7 +142,7 @@ if (values.checkpoint !== undefined) await policy.load(values.checkpoint);
 const checkpoint = join(work, 'checkpoint');
 await model.save(checkpoint);
 console.log(
-  `model: ${budget.hidden} wide, ${budget.layers} layers, ${model.numParameters().toLocaleString('en')} parameters, ${values.checkpoint === undefined ? 'fresh seeded weights' : `weights from ${values.checkpoint}`}, vocabulary ${tokenizer.vocabSize}, tfjs backend ${backendInfo().backend}; ${availableParallelism()} cores; ${GROUPS}×${GROUP_SIZE} envs, ${MAX_TURNS} turns, ${MAX_NEW_TOKENS} new tokens at T=${TEMPERATURE}; llama.cpp KV cache ${kvCacheType}, flash attention ${faFlag}`,
+  `model: ${budget.hidden} wide, ${budget.layers} layers, ${model.numParameters().toLocaleString('en')} parameters, ${values.checkpoint === undefined ? 'fresh seeded weights' : `weights from ${values.checkpoint}`}, vocabulary ${tokenizer.vocabSize}, tfjs backend ${backendInfo().backend}; ${availableParallelism()} cores; ${GROUPS}×${GROUP_SIZE} envs, ${MAX_TURNS} turns, ${MAX_NEW_TOKENS} new tokens at T=${TEMPERATURE}; llama.cpp ${ggufType} weights, KV cache ${kvCacheType}, flash attention ${faFlag}, ${contextSize} tokens per sequence`,
 );
 
 interface Arm {
@@ -148,11 +157,11 @@ for (const threads of threadCounts) {
     const engine = await LlamaCppEngine.create({
       threads,
       parallelSequences: GROUPS * GROUP_SIZE,
-      contextSize: 2048,
+      contextSize,
       kvCacheType,
       flashAttention,
       prefixReuse,
-      gguf: { tokens: tokenizer.vocab },
+      gguf: { tokens: tokenizer.vocab, type: ggufType },
     });
     await engine.syncWeights({ version: 0, checkpointDir: checkpoint });
     const tag = `${threads}-${prefixReuse ? 'reuse' : 'noreuse'}`;
@@ -218,6 +227,7 @@ for (let round = 0; round < rounds; round++) {
         ? {
             promptTokensEvaluated: prompt1.evaluated - prompt0.evaluated,
             promptTokensReused: prompt1.reused - prompt0.reused,
+            cacheCopies: prompt1.copies - prompt0.copies,
           }
         : {}),
       generateMs: meter.ms,
@@ -229,7 +239,7 @@ for (let round = 0; round < rounds; round++) {
     };
     rows.push(row);
     console.log(
-      `round ${round} ${arm.name}: rollout ${(wallMs / 1000).toFixed(2)} s wall, ${(row.cpuMs / 1000).toFixed(2)} s CPU, load ${load0.toFixed(1)}→${load1.toFixed(1)} (generate ${(meter.ms / 1000).toFixed(2)} s, ${meter.tokens} tokens in ${meter.calls} calls, longest prompt ${maxPromptTokens}${row.promptTokensEvaluated === undefined ? '' : `, prompt tokens evaluated ${row.promptTokensEvaluated}, reused ${row.promptTokensReused}`})${syncMs === undefined ? '' : `, sync ${(syncMs / 1000).toFixed(2)} s`}`,
+      `round ${round} ${arm.name}: rollout ${(wallMs / 1000).toFixed(2)} s wall, ${(row.cpuMs / 1000).toFixed(2)} s CPU, load ${load0.toFixed(1)}→${load1.toFixed(1)} (generate ${(meter.ms / 1000).toFixed(2)} s, ${meter.tokens} tokens in ${meter.calls} calls, longest prompt ${maxPromptTokens}${row.promptTokensEvaluated === undefined ? '' : `, prompt tokens evaluated ${row.promptTokensEvaluated}, reused ${row.promptTokensReused} (${row.cacheCopies} cache copies)`})${syncMs === undefined ? '' : `, sync ${(syncMs / 1000).toFixed(2)} s`}`,
     );
   }
 }
@@ -238,7 +248,9 @@ for (let round = 0; round < rounds; round++) {
 const rng = createRng(seed).split('generate-only');
 const generateOnly = new Map<string, { wallMs: number; cpuMs: number }[]>();
 const GENERATE_REPEATS = 5;
+const generateLoads: number[] = [];
 for (let r = 0; r < GENERATE_REPEATS; r++) {
+  generateLoads.push(loadavg()[0] as number);
   const batch = Array.from({ length: GROUPS * GROUP_SIZE }, () =>
     Array.from({ length: 80 }, () => rng.int(tokenizer.vocabSize)),
   );
@@ -270,29 +282,36 @@ const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const tfjsRows = rows.filter((r) => r.arm === 'tfjs');
 const baseWall = median(tfjsRows.map((r) => r.wallMs));
 const baseCpu = median(tfjsRows.map((r) => r.cpuMs));
-const loads = rows.flatMap((r) => r.load);
-console.log(
-  `\nload average (1 min) during the phases: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
-);
-console.log(
-  `\n| arm | rollout phase wall (median of ${rounds}) | CPU time | in generate | generated tokens / s | prompt tokens evaluated / reused | weight sync | speed-up vs tfjs, wall | CPU |`,
-);
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
-for (const arm of arms) {
-  const mine = rows.filter((r) => r.arm === arm.name);
-  const wall = median(mine.map((r) => r.wallMs));
-  const cpu = median(mine.map((r) => r.cpuMs));
-  const gen = median(mine.map((r) => r.generateMs));
-  const tps = median(mine.map((r) => r.tokens / (r.generateMs / 1000)));
-  const prompt =
-    mine[0]?.promptTokensEvaluated === undefined
-      ? '—'
-      : `${Math.round(median(mine.map((r) => r.promptTokensEvaluated as number))).toLocaleString('en')} / ${Math.round(median(mine.map((r) => r.promptTokensReused as number))).toLocaleString('en')}`;
-  const sync = mine[0]?.syncMs === undefined ? '—' : s(median(mine.map((r) => r.syncMs as number)));
+// --rounds 0 times the generate calls alone.
+if (rows.length > 0) {
+  const loads = rows.flatMap((r) => r.load);
   console.log(
-    `| ${arm.name} | ${s(wall)} | ${s(cpu)} | ${s(gen)} | ${Math.round(tps).toLocaleString('en')} | ${prompt} | ${sync} | ${(baseWall / wall).toFixed(2)}× | ${(baseCpu / cpu).toFixed(2)}× |`,
+    `\nload average (1 min) during the phases: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
   );
+  console.log(
+    `\n| arm | rollout phase wall (median of ${rounds}) | CPU time | in generate | generated tokens / s | prompt tokens evaluated / reused | weight sync | speed-up vs tfjs, wall | CPU |`,
+  );
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const arm of arms) {
+    const mine = rows.filter((r) => r.arm === arm.name);
+    const wall = median(mine.map((r) => r.wallMs));
+    const cpu = median(mine.map((r) => r.cpuMs));
+    const gen = median(mine.map((r) => r.generateMs));
+    const tps = median(mine.map((r) => r.tokens / (r.generateMs / 1000)));
+    const prompt =
+      mine[0]?.promptTokensEvaluated === undefined
+        ? '—'
+        : `${Math.round(median(mine.map((r) => r.promptTokensEvaluated as number))).toLocaleString('en')} / ${Math.round(median(mine.map((r) => r.promptTokensReused as number))).toLocaleString('en')}`;
+    const sync =
+      mine[0]?.syncMs === undefined ? '—' : s(median(mine.map((r) => r.syncMs as number)));
+    console.log(
+      `| ${arm.name} | ${s(wall)} | ${s(cpu)} | ${s(gen)} | ${Math.round(tps).toLocaleString('en')} | ${prompt} | ${sync} | ${(baseWall / wall).toFixed(2)}× | ${(baseCpu / cpu).toFixed(2)}× |`,
+    );
+  }
 }
+console.log(
+  `\nload average (1 min) during the generate calls: ${Math.min(...generateLoads).toFixed(1)}–${Math.max(...generateLoads).toFixed(1)}`,
+);
 const genBase = generateOnly.get('tfjs') ?? [];
 const genBaseWall = median(genBase.map((g) => g.wallMs));
 const genBaseCpu = median(genBase.map((g) => g.cpuMs));
