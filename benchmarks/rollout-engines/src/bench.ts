@@ -10,8 +10,8 @@
  *
  * Flags: --rounds N (default 2; 0 times the generate calls alone), --threads LIST (llama.cpp threads per arm, default "1"),
  * --prefix-reuse LIST (llama.cpp arms with and without reuse of cached prompt prefixes, default
- * "on,off"), --kv F16|F32 and --flash-attention on|off|auto (llama.cpp's KV cache; default F32
- * and off, the fastest on the main job's 24-dim heads), --hidden N and --layers N (a wider or
+ * "on,off"), --kv F16|F32 and --flash-attention on|off|auto (llama.cpp's KV cache, default F16
+ * and auto, llama.cpp's own; lists of equal length give one arm per pair), --hidden N and --layers N (a wider or
  * deeper decoder than the main job's 96 × 3, same vocabulary and workload), --checkpoint DIR
  * (start from these weights, e.g. a warm start, instead of fresh seeded ones), --seed N
  * (default 0), --context N (llama.cpp's tokens per sequence, default 2048: a cache copy between
@@ -65,13 +65,27 @@ const contextSize = Number(values.context ?? 2048);
 const ggufType = (values.gguf ?? 'F32') as 'F32' | 'F16' | 'BF16';
 if (!['F32', 'F16', 'BF16'].includes(ggufType))
   throw new Error(`--gguf ${values.gguf}: use F32, F16 or BF16`);
-const kvCacheType = (values.kv ?? 'F32') as 'F16' | 'F32';
-if (kvCacheType !== 'F16' && kvCacheType !== 'F32')
-  throw new Error(`--kv ${values.kv}: use F16 or F32`);
-const faFlag = values['flash-attention'] ?? 'off';
-if (!['on', 'off', 'auto'].includes(faFlag))
-  throw new Error(`--flash-attention ${faFlag}: use on, off or auto`);
-const flashAttention = faFlag === 'auto' ? 'auto' : faFlag === 'on';
+// KV cache settings per arm: --kv and --flash-attention lists of equal length (or one item).
+const kvList = (values.kv ?? 'F16').split(',');
+const faList = (values['flash-attention'] ?? 'auto').split(',');
+const cacheCount = Math.max(kvList.length, faList.length);
+if (
+  (kvList.length !== 1 && kvList.length !== cacheCount) ||
+  (faList.length !== 1 && faList.length !== cacheCount)
+)
+  throw new Error('--kv and --flash-attention: give lists of equal length, or one item');
+const caches = Array.from({ length: cacheCount }, (_, i) => {
+  const kv = kvList[kvList.length === 1 ? 0 : i] as string as 'F16' | 'F32';
+  const fa = faList[faList.length === 1 ? 0 : i] as string;
+  if (kv !== 'F16' && kv !== 'F32') throw new Error(`--kv ${kv}: use F16 or F32`);
+  if (!['on', 'off', 'auto'].includes(fa))
+    throw new Error(`--flash-attention ${fa}: use on, off or auto`);
+  return {
+    kvCacheType: kv,
+    flashAttention: fa === 'auto' ? ('auto' as const) : fa === 'on',
+    label: `${kv} cache, flash attention ${fa}`,
+  };
+});
 const GROUPS = FULL_BUDGET.groups;
 const GROUP_SIZE = FULL_BUDGET.groupSize;
 const MAX_TURNS = FULL_BUDGET.maxTurns;
@@ -142,7 +156,7 @@ if (values.checkpoint !== undefined) await policy.load(values.checkpoint);
 const checkpoint = join(work, 'checkpoint');
 await model.save(checkpoint);
 console.log(
-  `model: ${budget.hidden} wide, ${budget.layers} layers, ${model.numParameters().toLocaleString('en')} parameters, ${values.checkpoint === undefined ? 'fresh seeded weights' : `weights from ${values.checkpoint}`}, vocabulary ${tokenizer.vocabSize}, tfjs backend ${backendInfo().backend}; ${availableParallelism()} cores; ${GROUPS}×${GROUP_SIZE} envs, ${MAX_TURNS} turns, ${MAX_NEW_TOKENS} new tokens at T=${TEMPERATURE}; llama.cpp ${ggufType} weights, KV cache ${kvCacheType}, flash attention ${faFlag}, ${contextSize} tokens per sequence`,
+  `model: ${budget.hidden} wide, ${budget.layers} layers, ${model.numParameters().toLocaleString('en')} parameters, ${values.checkpoint === undefined ? 'fresh seeded weights' : `weights from ${values.checkpoint}`}, vocabulary ${tokenizer.vocabSize}, tfjs backend ${backendInfo().backend}; ${availableParallelism()} cores; ${GROUPS}×${GROUP_SIZE} envs, ${MAX_TURNS} turns, ${MAX_NEW_TOKENS} new tokens at T=${TEMPERATURE}; llama.cpp ${ggufType} weights, ${caches.map((c) => c.label).join(' / ')}, ${contextSize} tokens per sequence`,
 );
 
 interface Arm {
@@ -154,31 +168,33 @@ interface Arm {
 const arms: Arm[] = [{ name: 'tfjs', policy: () => policy }];
 for (const threads of threadCounts) {
   for (const prefixReuse of reuseModes) {
-    const engine = await LlamaCppEngine.create({
-      threads,
-      parallelSequences: GROUPS * GROUP_SIZE,
-      contextSize,
-      kvCacheType,
-      flashAttention,
-      prefixReuse,
-      gguf: { tokens: tokenizer.vocab, type: ggufType },
-    });
-    await engine.syncWeights({ version: 0, checkpointDir: checkpoint });
-    const tag = `${threads}-${prefixReuse ? 'reuse' : 'noreuse'}`;
-    arms.push({
-      name: `llama.cpp, ${threads} thread${threads === 1 ? '' : 's'}, prefix reuse ${prefixReuse ? 'on' : 'off'}`,
-      policy: () => enginePolicy(engine),
-      engine,
-      // What an RL iteration adds: write the updated checkpoint, convert and load it.
-      sync: async (round: number) => {
-        const t0 = performance.now();
-        const dir = join(work, `sync-${tag}-${round}`);
-        await model.save(dir);
-        await engine.syncWeights({ version: round + 1, checkpointDir: dir });
-        await rm(dir, { recursive: true, force: true });
-        return performance.now() - t0;
-      },
-    });
+    for (const cache of caches) {
+      const engine = await LlamaCppEngine.create({
+        threads,
+        parallelSequences: GROUPS * GROUP_SIZE,
+        contextSize,
+        kvCacheType: cache.kvCacheType,
+        flashAttention: cache.flashAttention,
+        prefixReuse,
+        gguf: { tokens: tokenizer.vocab, type: ggufType },
+      });
+      await engine.syncWeights({ version: 0, checkpointDir: checkpoint });
+      const tag = `${threads}-${prefixReuse ? 'reuse' : 'noreuse'}-${caches.indexOf(cache)}`;
+      arms.push({
+        name: `llama.cpp, ${threads} thread${threads === 1 ? '' : 's'}, prefix reuse ${prefixReuse ? 'on' : 'off'}${caches.length > 1 ? `, ${cache.label}` : ''}`,
+        policy: () => enginePolicy(engine),
+        engine,
+        // What an RL iteration adds: write the updated checkpoint, convert and load it.
+        sync: async (round: number) => {
+          const t0 = performance.now();
+          const dir = join(work, `sync-${tag}-${round}`);
+          await model.save(dir);
+          await engine.syncWeights({ version: round + 1, checkpointDir: dir });
+          await rm(dir, { recursive: true, force: true });
+          return performance.now() - t0;
+        },
+      });
+    }
   }
 }
 
