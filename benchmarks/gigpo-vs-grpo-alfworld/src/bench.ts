@@ -11,6 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dropArgsSeparator } from '@agentrl/core';
+import { writeOverlayReport } from '@agentrl/runner';
 import { ARMS, BUDGET, BUDGET_NAME, SEEDS, warmRecipe } from './config.ts';
 import { summarize } from './summarize.ts';
 
@@ -119,3 +120,15 @@ const destination = {
 await mkdir(destination, { recursive: true });
 const { markdown } = await summarize(out, destination);
 process.stdout.write(`${markdown}\n`);
+// Every run's curves in one offline page, with each arm's mean ± 1 sd band over the seeds.
+const overlayRuns = SEEDS.flatMap((seed) =>
+  Object.keys(ARMS).map((arm) => ({
+    dir: join(out, `seed-${seed}`, arm),
+    arm,
+    label: `seed ${seed} ${arm}`,
+  })),
+).filter((run) => existsSync(join(run.dir, 'metrics.jsonl')));
+const overlay = await writeOverlayReport(overlayRuns, join(out, 'report-compare.html'), {
+  title: `GiGPO vs GRPO on generated ALFWorld households (${BUDGET_NAME} budget)`,
+});
+process.stdout.write(`overlay report: ${overlay}\n`);

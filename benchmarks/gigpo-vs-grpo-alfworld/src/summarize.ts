@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { wilsonInterval } from '@agentrl/runner';
 import { ARMS, BUDGET, SEEDS } from './config.ts';
 
 interface ArmResult {
@@ -120,6 +121,29 @@ export async function summarize(out: string, packageDir: string): Promise<{ mark
     );
   const [armA, armB] = Object.keys(ARMS) as [string, string];
   const paired = pairedDifference(finalRates(armA), finalRates(armB));
+  // What RL adds in each arm: final against the warm start (iteration 0) of the same seed, paired
+  // over seeds, and the held-out games of all seeds pooled (each seed has its own 96 games).
+  const rlGain = Object.keys(ARMS).map((arm) => {
+    const mine = runs.filter((r) => r.arm === arm && r.validation.length > 1);
+    const at = (pick: (r: ArmResult) => { wins: number; episodes: number }) =>
+      new Map(mine.map((r) => [r.seed, pick(r).wins / pick(r).episodes] as const));
+    const first = (r: ArmResult) => r.validation[0] as { wins: number; episodes: number };
+    const final = (r: ArmResult) => r.validation.at(-1) as { wins: number; episodes: number };
+    const sum = (pick: typeof first, key: 'wins' | 'episodes') =>
+      mine.reduce((a, r) => a + pick(r)[key], 0);
+    return {
+      arm,
+      paired: pairedDifference(at(final), at(first)),
+      pooledWarm: {
+        wins: sum(first, 'wins'),
+        ...wilsonInterval(sum(first, 'wins'), sum(first, 'episodes')),
+      },
+      pooledFinal: {
+        wins: sum(final, 'wins'),
+        ...wilsonInterval(sum(final, 'wins'), sum(final, 'episodes')),
+      },
+    };
+  });
   const results = {
     workload:
       'generated tiny ALFWorld households (TINY_HOUSEHOLD, 15 steps), 96 held-out games (seed + 1000)',
@@ -128,6 +152,7 @@ export async function summarize(out: string, packageDir: string): Promise<{ mark
     warmStarts: warm,
     arms,
     paired: { arms: [armA, armB], ...paired },
+    rlGain,
   };
   await writeFile(join(packageDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -173,12 +198,21 @@ export async function summarize(out: string, packageDir: string): Promise<{ mark
     '',
     `Paired difference of final held-out success, ${armA} − ${armB}: ${pct(paired.mean)} points, 95 % t-interval [${pct(paired.low)}, ${pct(paired.high)}] over ${paired.n} seeds.`,
   );
+  lines.push(
+    '',
+    '| arm | held-out wins after the warm start, all seeds pooled (95 % Wilson) | after RL, pooled | RL gain per seed (points) | mean gain, 95 % t-interval over seeds |',
+    '| --- | --- | --- | --- | --- |',
+    ...rlGain.map(
+      (g) =>
+        `| ${g.arm} | ${g.pooledWarm.wins} / ${g.pooledWarm.n} = ${pct(g.pooledWarm.rate)} % (${pct(g.pooledWarm.low)}–${pct(g.pooledWarm.high)}) | ${g.pooledFinal.wins} / ${g.pooledFinal.n} = ${pct(g.pooledFinal.rate)} % (${pct(g.pooledFinal.low)}–${pct(g.pooledFinal.high)}) | ${g.paired.perSeed.map((p) => pct(p.diff)).join(', ')} | ${pct(g.paired.mean)} [${pct(g.paired.low)}, ${pct(g.paired.high)}] |`,
+    ),
+  );
   for (const a of arms) {
     const sizes = a.perSeed.map((p) => p.meanStepGroupSize).filter((x) => Number.isFinite(x));
     if (sizes.length > 0)
       lines.push(
         '',
-        `${a.arm}: mean step-group size ${meanStd(sizes).mean.toFixed(2)} steps per anchor state, ${pct(meanStd(a.perSeed.map((p) => p.meanSingletonStepGroupFraction).filter((x) => Number.isFinite(x))).mean)} % of step groups singletons (averaged over iterations and seeds).`,
+        `${a.arm}${ARMS[a.arm]?.name === 'gigpo' ? '' : ' (anchor groups counted in its batches; GRPO does not use them)'}: mean step-group size ${meanStd(sizes).mean.toFixed(2)} steps per anchor state, ${pct(meanStd(a.perSeed.map((p) => p.meanSingletonStepGroupFraction).filter((x) => Number.isFinite(x))).mean)} % of step groups singletons (averaged over iterations and seeds).`,
       );
   }
   const markdown = lines.join('\n');
