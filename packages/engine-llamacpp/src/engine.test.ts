@@ -27,6 +27,17 @@ const PROMPTS = [
 ];
 const options = { contextSize: 64, parallelSequences: 2, threads: 1 } as const;
 
+/** A second tiny checkpoint the syncs switch to (the fixture's vocabulary, other weights). */
+const OTHER_WEIGHTS = {
+  vocab_size: 384,
+  hidden_size: 32,
+  intermediate_size: 64,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  initializer_range: 0.5,
+};
+
 describe('LlamaCppEngine on the qwen2-tiny fixture', () => {
   let engine: LlamaCppEngine;
   beforeAll(async () => {
@@ -116,18 +127,7 @@ describe('LlamaCppEngine prompt-prefix reuse', () => {
 
       // A sync empties the cache: nothing computed by the old weights is reused.
       const other = join(work, 'prefix-other');
-      const model = await createCausalLM(
-        {
-          vocab_size: 384,
-          hidden_size: 32,
-          intermediate_size: 64,
-          num_hidden_layers: 1,
-          num_attention_heads: 2,
-          num_key_value_heads: 1,
-          initializer_range: 0.5,
-        },
-        { seed: 9, backend: 'cpu' },
-      );
+      const model = await createCausalLM(OTHER_WEIGHTS, { seed: 9, backend: 'cpu' });
       await model.save(other);
       const last = prompts.slice(0, 1);
       const want = await model.generate(last, { maxNewTokens: 4, temperature: 0 });
@@ -157,18 +157,7 @@ describe('LlamaCppEngine weight syncs', () => {
 
   it('samples from the new weights after a sync, and a failed sync blocks generation until one succeeds', async () => {
     const other = join(work, 'other');
-    const model = await createCausalLM(
-      {
-        vocab_size: 384,
-        hidden_size: 32,
-        intermediate_size: 64,
-        num_hidden_layers: 1,
-        num_attention_heads: 2,
-        num_key_value_heads: 1,
-        initializer_range: 0.5,
-      },
-      { seed: 3, backend: 'cpu' },
-    );
+    const model = await createCausalLM(OTHER_WEIGHTS, { seed: 3, backend: 'cpu' });
     await model.save(other);
     const greedy = { maxNewTokens: 6, temperature: 0, stopTokenIds: [] };
     const want = await model.generate(PROMPTS, greedy);
