@@ -57,15 +57,17 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'bash .ci/registry-check.sh': {
     skip: 'the last step of .ci/run (publishes to a local registry, installs from it)',
   },
-  'pnpm install && pnpm demo': { skip: 'the full main job, about 6 minutes of CPU on 2 cores' },
+  'pnpm install && pnpm demo': { skip: 'the full main job, 6–9 minutes of CPU on 2 cores' },
   'pnpm install && pnpm test': { skip: CI_ITSELF },
   'apt-get install -y python3-torch python3-numpy libopenblas0-pthread': { skip: PYTHON_SIDE },
   'pnpm --filter @agentrl-bench/algorithms-advantages bench --verl-agent /path/to/verl-agent': {
     skip: VERL_AGENT,
   },
   'pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench': {
-    skip: 'the benchmark, about 30 minutes on 2 cores',
+    skip: 'the benchmark, about 42 minutes on 2 cores',
   },
+  'BENCH_SET=temperature=1,learningRate=3e-4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out runs/t1':
+    { skip: 'the benchmark with another recipe, about as long' },
   'BENCH_BUDGET=long pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench': {
     skip: 'the long budget, about 23 minutes on 2 cores',
   },
