@@ -15,7 +15,12 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CausalLMConfig, LORA_BASE_FILE, type LoRABase } from '@agentrl/checkpoint';
+import {
+  type CausalLMConfig,
+  LORA_BASE_FILE,
+  LORA_STATE_FILE,
+  type LoRABase,
+} from '@agentrl/checkpoint';
 import {
   AgentRLError,
   createRng,
@@ -40,7 +45,7 @@ import { planPrefixReuse } from './prefix.ts';
  * `lora.safetensors`), or undefined for a checkpoint of full weights.
  */
 async function loraBaseOf(dir: string): Promise<string | undefined> {
-  if (!existsSync(join(dir, 'lora.safetensors')) || !existsSync(join(dir, LORA_BASE_FILE)))
+  if (!existsSync(join(dir, LORA_STATE_FILE)) || !existsSync(join(dir, LORA_BASE_FILE)))
     return undefined;
   const record = JSON.parse(await readFile(join(dir, LORA_BASE_FILE), 'utf8')) as Partial<LoRABase>;
   if (typeof record.path !== 'string') throw new Error('it names no base folder ("path")');
