@@ -1,4 +1,3 @@
-import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CACHE_STEPS } from '../../generate/generate.ts';
 import type { CausalLM } from '../../model/causal-lm.ts';
