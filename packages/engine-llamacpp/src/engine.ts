@@ -26,7 +26,6 @@ import {
   createRng,
   type FinishReason,
   InvalidInputError,
-  type OptionsSchema,
   type RolloutEngine,
   type RolloutResult,
   type SamplingOptions,
@@ -37,8 +36,9 @@ import {
 // require() of this package on Node >= 20.19 (ERR_REQUIRE_ASYNC_MODULE); its code is imported
 // when the first engine starts (sharedLlama).
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
-import { checkpointToGguf, type GgufConversionOptions, loraToGguf } from './convert.ts';
-import { planPrefixReuse } from './prefix.ts';
+import { checkpointToGguf, loraToGguf } from './convert.ts';
+import type { EngineLogger, LlamaCppDevice, LlamaCppEngineOptions } from './options.ts';
+import { type PromptTokenCounts, prefillSharedPrefixes } from './prefill.ts';
 
 /**
  * The base folder of a model-tfjs LoRA checkpoint (its `lora-base.json` beside
@@ -52,173 +52,11 @@ async function loraBaseOf(dir: string): Promise<string | undefined> {
   return record.path;
 }
 
-/** Prompt tokens a {@link LlamaCppEngine} evaluated, and those it reused from its KV cache. */
-export interface PromptTokenCounts {
-  /** Prompt tokens run through the model. */
-  evaluated: number;
-  /** Prompt tokens found in a sequence's cache already (its own, or copied from another). */
-  reused: number;
-  /** KV cache copies between sequences. */
-  copies: number;
-}
-
-/** node-llama-cpp's sequence-to-sequence cache copy (internal in 3.22, used by its own decision contexts). */
-interface CopyableSequence {
-  _copyStateFromOtherSequence?(
-    other: LlamaContextSequence,
-    upToTokenIndex: number,
-  ): Promise<boolean>;
-}
-
-/**
- * Evaluates all but the last token of each prompt on the sequences `planPrefixReuse` gives them,
- * keeping or copying the cached prefixes it found; returns each prompt's sequence and the number of
- * its tokens the sequence then holds. A copy node-llama-cpp cannot make falls back to evaluating
- * the whole prefix.
- */
-async function prefillSharedPrefixes(
-  prompts: readonly (readonly number[])[],
-  sequences: readonly LlamaContextSequence[],
-  counts: PromptTokenCounts,
-): Promise<{ sequence: readonly number[]; tokens: readonly number[] }> {
-  const plan = planPrefixReuse(
-    prompts,
-    sequences.map((s) => s.contextTokens as readonly number[]),
-  );
-  const tokens = prompts.map((p) => p.length - 1);
-  const rounds = Math.max(0, ...plan.round);
-  for (let round = 0; round <= rounds; round++) {
-    await Promise.all(
-      prompts.map(async (prompt, i) => {
-        if (plan.round[i] !== round) return;
-        const sequence = sequences[plan.sequence[i] as number] as LlamaContextSequence;
-        const parent = plan.parent[i] as number;
-        let from = plan.reused[i] as number;
-        if (parent === -1) {
-          if (sequence.nextTokenIndex > from)
-            await sequence.eraseContextTokenRanges([{ start: from, end: sequence.nextTokenIndex }]);
-        } else {
-          const source = sequences[plan.sequence[parent] as number] as LlamaContextSequence;
-          const copy = (sequence as unknown as CopyableSequence)._copyStateFromOtherSequence;
-          const copied =
-            copy !== undefined && (await copy.call(sequence, source, from).catch(() => false));
-          if (copied) counts.copies++;
-          else {
-            await sequence.clearHistory();
-            from = 0;
-          }
-        }
-        if (sequence.nextTokenIndex !== from) {
-          await sequence.clearHistory();
-          from = 0;
-        }
-        counts.reused += from;
-        counts.evaluated += prompt.length - from;
-        if (prompt.length - 1 > from)
-          await sequence.evaluateWithoutGeneratingNewTokens(
-            prompt.slice(from, prompt.length - 1) as Token[],
-          );
-      }),
-    );
-  }
-  return { sequence: plan.sequence, tokens };
-}
-
 /**
  * LoRA syncs on one loaded base before it is loaded afresh: node-llama-cpp frees an adapter only
  * with its model.
  */
 const ADAPTERS_PER_MODEL = 16;
-
-/** The optional logger the engine reports to; it never prints on its own. */
-export interface EngineLogger {
-  info?(message: string, details?: Readonly<Record<string, unknown>>): void;
-  warn?(message: string, details?: Readonly<Record<string, unknown>>): void;
-}
-
-/** Where llama.cpp runs: the CPU build, or a GPU build shipped by node-llama-cpp. */
-export type LlamaCppDevice = 'cpu' | 'cuda' | 'vulkan' | 'metal';
-
-/** Options of {@link LlamaCppEngine.create}. */
-export interface LlamaCppEngineOptions {
-  /** Default `'cpu'`. A GPU build must be installed and usable, or `create` fails naming the fix. */
-  readonly device?: LlamaCppDevice;
-  /** Prompts decoded in parallel in one llama.cpp batch (context sequences). Default 8. */
-  readonly parallelSequences?: number;
-  /** Tokens one sequence holds: the longest prompt plus `maxNewTokens`. Default 2048. */
-  readonly contextSize?: number;
-  /** CPU threads; default node-llama-cpp's choice (the machine's math cores). */
-  readonly threads?: number;
-  /**
-   * KV cache element type. `'F16'` (default) is llama.cpp's default; `'F32'` with
-   * `flashAttention: false` brings the logits to within about 1e-6 of a float64 forward pass.
-   */
-  readonly kvCacheType?: 'F16' | 'F32';
-  /** Default `'auto'` (llama.cpp decides per device). */
-  readonly flashAttention?: boolean | 'auto';
-  /** Report each sampled token's log-prob. Default true. */
-  readonly logProbs?: boolean;
-  /**
-   * Reuse prompt prefixes already in the KV cache (a sequence's previous prompt and response, or
-   * another prompt of the same call, copied). Default true. The cache is emptied by every weight
-   * sync, so a reused prefix was always computed by the current weights.
-   */
-  readonly prefixReuse?: boolean;
-  /**
-   * A synced checkpoint that is a model-tfjs LoRA checkpoint (`lora.safetensors` and
-   * `lora-base.json` beside the merged weights): `'adapter'` (default) loads its base once and
-   * syncs only the adapters; `'merged'` loads the merged weights saved with them.
-   */
-  readonly loraSync?: 'adapter' | 'merged';
-  /** How synced checkpoints are written as GGUF (matrix type, token strings). */
-  readonly gguf?: GgufConversionOptions;
-  /** Folder for the GGUF files; default a fresh temporary folder, removed by `close`. */
-  readonly workDir?: string;
-  readonly logger?: EngineLogger;
-}
-
-/** The keys of {@link LlamaCppEngineOptions} a run config may set, with their defaults. */
-export const LLAMACPP_ENGINE_OPTIONS: OptionsSchema = {
-  device: {
-    description: "where llama.cpp runs: 'cpu', 'cuda', 'vulkan' or 'metal'",
-    default: 'cpu',
-  },
-  parallelSequences: {
-    description: 'prompts decoded in parallel in one llama.cpp batch (context sequences)',
-    default: 8,
-  },
-  contextSize: {
-    description: 'tokens one sequence holds: the longest prompt plus maxNewTokens',
-    default: 2048,
-  },
-  threads: {
-    description: 'CPU threads (on a machine shared with other jobs, 1 avoids spinning threads)',
-    default: "node-llama-cpp's choice",
-  },
-  kvCacheType: { description: "KV cache element type, 'F16' or 'F32'", default: 'F16' },
-  flashAttention: { description: "true, false or 'auto'", default: 'auto' },
-  logProbs: { description: "report each sampled token's log-prob", default: true },
-  prefixReuse: {
-    description:
-      'reuse prompt prefixes already in the KV cache (previous turns, or other prompts of the call)',
-    default: true,
-  },
-  loraSync: {
-    description:
-      "for a LoRA run's checkpoint: 'adapter' syncs the adapters on the base loaded once, 'merged' the merged weights",
-    default: 'adapter',
-  },
-  gguf: {
-    description: 'how synced checkpoints are written as GGUF',
-    default: {},
-    options: {
-      type: { description: "matrix element type: 'F32', 'F16' or 'BF16'", default: 'F32' },
-      tokens: { description: 'token strings by id, for display in llama.cpp tools' },
-      name: { description: 'general.name of the GGUF', default: 'agentrl checkpoint' },
-    },
-  },
-  workDir: { description: 'folder for the GGUF files', default: 'a temporary folder' },
-};
 
 const GPU: Record<LlamaCppDevice, false | 'cuda' | 'vulkan' | 'metal'> = {
   cpu: false,

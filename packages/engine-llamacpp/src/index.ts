@@ -10,14 +10,7 @@ export {
   permuteRotaryRows,
   uniqueTokenStrings,
 } from './convert.ts';
-export {
-  type EngineLogger,
-  LLAMACPP_ENGINE_OPTIONS,
-  type LlamaCppDevice,
-  LlamaCppEngine,
-  type LlamaCppEngineOptions,
-  type PromptTokenCounts,
-} from './engine.ts';
+export { LlamaCppEngine } from './engine.ts';
 export {
   encodeTensorData,
   type GgufContents,
@@ -26,4 +19,11 @@ export {
   type GgufValue,
   writeGguf,
 } from './gguf.ts';
+export {
+  type EngineLogger,
+  LLAMACPP_ENGINE_OPTIONS,
+  type LlamaCppDevice,
+  type LlamaCppEngineOptions,
+} from './options.ts';
+export type { PromptTokenCounts } from './prefill.ts';
 export { commonPrefixLength, type PrefixPlan, planPrefixReuse } from './prefix.ts';

@@ -9,7 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { loadCausalLM } from '@agentrl/model-tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LlamaCppEngine, type LlamaCppEngineOptions } from './engine.ts';
+import { LlamaCppEngine } from './engine.ts';
+import type { LlamaCppEngineOptions } from './options.ts';
 
 const fixtureDir = fileURLToPath(
   new URL('../../../../shared/fixtures/qwen2-tiny', import.meta.url),
