@@ -168,10 +168,10 @@ module.exports = {
   },
 
   gguf: {
-    install: ['@agentrl/engine-llamacpp', '@agentrl/checkpoint'],
+    install: ['@agentrl/engine-llamacpp', '@agentrl/core'],
     absent: ['@agentrl/model-tfjs', '@tensorflow/tfjs', '@tensorflow/tfjs-core'],
     async run(load) {
-      const { writeSafetensors } = await load('@agentrl/checkpoint');
+      const { writeSafetensors } = await load('@agentrl/core/checkpoint');
       const { checkpointToGguf } = await load('@agentrl/engine-llamacpp');
       const dir = mkdtempSync(join(tmpdir(), 'agentrl-gguf-'));
       try {
@@ -221,7 +221,7 @@ module.exports = {
         assert.equal(parsed.dtype, 'BF16');
         const bytes = readFileSync(out);
         assert.equal(bytes.subarray(0, 4).toString('latin1'), 'GGUF');
-        return `GGUF: a BF16 Qwen2 checkpoint written with @agentrl/checkpoint converted to ${bytes.length} bytes of F16 GGUF, no TensorFlow.js installed`;
+        return `GGUF: a BF16 Qwen2 checkpoint written with @agentrl/core/checkpoint converted to ${bytes.length} bytes of F16 GGUF, no TensorFlow.js installed`;
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

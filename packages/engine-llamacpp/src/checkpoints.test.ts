@@ -17,7 +17,7 @@ import {
   type CausalLMConfigInput,
   readCheckpointTensors,
   writeSafetensors,
-} from '@agentrl/checkpoint';
+} from '@agentrl/core/checkpoint';
 import { createRng, logProbMismatch } from '@agentrl/core';
 import { type CausalLM, createCausalLM, loadCausalLM } from '@agentrl/model-tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

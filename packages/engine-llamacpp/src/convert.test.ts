@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readCheckpointTensors, writeSafetensors } from '@agentrl/checkpoint';
+import { readCheckpointTensors, writeSafetensors } from '@agentrl/core/checkpoint';
 import { createCausalLM } from '@agentrl/model-tfjs';
 import fc from 'fast-check';
 import { readGgufFileInfo } from 'node-llama-cpp';

@@ -22,7 +22,7 @@ import {
   readCheckpointConfig,
   readCheckpointTensors,
   readSafetensorsFile,
-} from '@agentrl/checkpoint';
+} from '@agentrl/core/checkpoint';
 import { DataError, InvalidInputError } from '@agentrl/core';
 import { type GgufContents, type GgufTensor, type GgufValue, writeGguf } from './gguf.ts';
 

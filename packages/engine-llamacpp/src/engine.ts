@@ -20,7 +20,7 @@ import {
   LORA_BASE_FILE,
   LORA_STATE_FILE,
   type LoRABase,
-} from '@agentrl/checkpoint';
+} from '@agentrl/core/checkpoint';
 import {
   AgentRLError,
   createRng,

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bf16ToF32, f16ToF32 } from '@agentrl/checkpoint';
+import { bf16ToF32, f16ToF32 } from '@agentrl/core/checkpoint';
 import fc from 'fast-check';
 import { readGgufFileInfo } from 'node-llama-cpp';
 import { afterAll, describe, expect, it } from 'vitest';

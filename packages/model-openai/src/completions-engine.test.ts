@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeSafetensors, type NamedTensor, readSafetensorsFile } from '@agentrl/checkpoint';
+import { encodeSafetensors, type NamedTensor, readSafetensorsFile } from '@agentrl/core/checkpoint';
 import { isAgentRLError } from '@agentrl/core';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';

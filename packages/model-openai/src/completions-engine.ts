@@ -24,7 +24,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { LORA_BASE_FILE, LORA_STATE_FILE, type LoRABase } from '@agentrl/checkpoint';
+import { LORA_BASE_FILE, LORA_STATE_FILE, type LoRABase } from '@agentrl/core/checkpoint';
 import {
   AgentRLError,
   ConfigError,

@@ -6,7 +6,7 @@
  * `.lora_B` `[r, out]` (its `x·A·B` layout) and the rank and α in the metadata. PEFT names the
  * same factors `base_model.model.<hf weight>.lora_A.weight` `[r, in]` and `.lora_B.weight`
  * `[out, r]` (`x·Aᵀ·Bᵀ`), with `r` and `lora_alpha` in `adapter_config.json`: the tensors are
- * transposed, the scale α/r is the same. Both files go through `@agentrl/checkpoint`'s
+ * transposed, the scale α/r is the same. Both files go through `@agentrl/core/checkpoint`'s
  * safetensors reader and writer; factors stored as F16 or BF16 are read exactly and written as F32.
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -16,7 +16,7 @@ import {
   LORA_STATE_FILE,
   type NamedTensor,
   readSafetensorsFile,
-} from '@agentrl/checkpoint';
+} from '@agentrl/core/checkpoint';
 import { DataError } from '@agentrl/core';
 
 /** A factor transposed, as F32 (what both layouts store; a 16-bit factor is widened exactly). */
@@ -28,7 +28,7 @@ function transpose(t: NamedTensor): NamedTensor {
   return { dtype: 'F32', shape: [cols, rows], data };
 }
 
-/** File names of a PEFT adapter folder (the LoRA checkpoint's are `@agentrl/checkpoint`'s). */
+/** File names of a PEFT adapter folder (the LoRA checkpoint's are `@agentrl/core/checkpoint`'s). */
 export const PEFT_CONFIG_FILE = 'adapter_config.json';
 export const PEFT_WEIGHTS_FILE = 'adapter_model.safetensors';
 

@@ -18,7 +18,7 @@ export {
   readSafetensors,
   readSafetensorsFile,
   writeSafetensors,
-} from '@agentrl/checkpoint';
+} from '@agentrl/core/checkpoint';
 export {
   BACKEND_ENV_VAR,
   type BackendName,

@@ -22,3 +22,4 @@ export {
   ScriptedPolicy,
   type ScriptedPolicyOptions,
 } from './scripted-policy.ts';
+export { sharedPath } from './shared-data.ts';

@@ -5,7 +5,7 @@
  * with scoring, generation, training, worker threads and saving.
  */
 
-import type { CausalLMConfig } from '@agentrl/checkpoint';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import { InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';

@@ -3,7 +3,7 @@
  * additive mask, optionally extending a per-layer KV cache of post-rotary keys and values.
  */
 
-import type { CausalLMConfig } from '@agentrl/checkpoint';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import { fusedKernelsActive } from '../backends/webgpu/kernels/fused.ts';
 import {

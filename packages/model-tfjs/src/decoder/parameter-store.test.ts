@@ -1,4 +1,4 @@
-import { parseConfig } from '@agentrl/checkpoint';
+import { parseConfig } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../backends/select.ts';

@@ -6,7 +6,7 @@
  * threads read and change the weights here; the model class adds the compute on top.
  */
 
-import type { CausalLMConfig } from '@agentrl/checkpoint';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import { InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';

@@ -3,7 +3,7 @@
  * `[out, in]` in checkpoints and held `[in, out]` in memory (`transposed: true`), so that every
  * forward and backward matmul is untransposed (a transposed operand is 10-13x slower on wasm).
  */
-import type { CausalLMConfig } from '@agentrl/checkpoint';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 
 /** One parameter: its HF name and checkpoint shape, and how a fresh model initialises it. */
 export interface ParameterSpec {

@@ -8,7 +8,7 @@
  * the B sampled ids and their log-probs instead of the `[B, V]` logits.
  */
 
-import type { CausalLMConfig } from '@agentrl/checkpoint';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import {
   createRng,
   type FinishReason,

@@ -1,10 +1,10 @@
 /**
  * Hugging Face model folders on the way in: the tensors of `model.safetensors` or a sharded index
- * (read by `@agentrl/checkpoint`, as is `config.json`) checked against the parameters the config
+ * (read by `@agentrl/core/checkpoint`, as is `config.json`) checked against the parameters the config
  * implies and put in the in-memory layout (linear weights `[in, out]`); and the seeded weights of
  * a fresh model. Writing a folder is `save.ts`; a `CausalLM` is made from these in `model/load.ts`.
  */
-import type { CausalLMConfig, NamedTensor } from '@agentrl/checkpoint';
+import type { CausalLMConfig, NamedTensor } from '@agentrl/core/checkpoint';
 import { createRng, DataError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { isIgnorableKey, parameterSpecs, transpose2d } from '../decoder/parameters.ts';

@@ -7,7 +7,7 @@ import {
   readSafetensors,
   readSafetensorsFile,
   writeSafetensors,
-} from '@agentrl/checkpoint';
+} from '@agentrl/core/checkpoint';
 import { DataError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';

@@ -20,7 +20,7 @@ import {
   LORA_STATE_FILE,
   type NamedTensor,
   readRequiredSafetensorsFile,
-} from '@agentrl/checkpoint';
+} from '@agentrl/core/checkpoint';
 import { DataError, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { joinHost, splitHost } from '../backends/webgpu/split.ts';

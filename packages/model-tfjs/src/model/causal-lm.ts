@@ -7,7 +7,7 @@
  */
 
 import { availableParallelism } from 'node:os';
-import type { CausalLMConfig } from '@agentrl/checkpoint';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import {
   type GenerationResult,
   InvalidInputError,

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readSafetensors, writeSafetensors } from '@agentrl/checkpoint';
+import { readSafetensors, writeSafetensors } from '@agentrl/core/checkpoint';
 import { isAgentRLError } from '@agentrl/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCausalLM, loadCausalLM } from './load.ts';

@@ -1,7 +1,7 @@
 /**
  * A `CausalLM` from a Hugging Face model folder (`loadCausalLM`) or fresh from a config
  * (`createCausalLM`), on the backend the options select; the folder is read by
- * `@agentrl/checkpoint` and checked against the config by `io/checkpoint.ts`, and `model.save`
+ * `@agentrl/core/checkpoint` and checked against the config by `io/checkpoint.ts`, and `model.save`
  * writes one (`io/save.ts`).
  */
 
@@ -12,7 +12,7 @@ import {
   parseConfig,
   readCheckpointConfig,
   readCheckpointTensors,
-} from '@agentrl/checkpoint';
+} from '@agentrl/core/checkpoint';
 import { type BackendName, type BackendOptions, selectBackend } from '../backends/select.ts';
 import { checkWasmWeights } from '../backends/wasm/memory.ts';
 import { parameterSpecs } from '../decoder/parameters.ts';

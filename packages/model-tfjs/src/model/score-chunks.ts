@@ -7,7 +7,7 @@
  * logits). Bounding only the logits let a 64-episode batch of long rows exhaust the 4 GiB wasm
  * heap inside a kernel.
  */
-import type { CausalLMConfig } from '@agentrl/checkpoint';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 
 /** Limits of one scoring forward, in float32 elements. */
 export interface ScoreChunkLimits {

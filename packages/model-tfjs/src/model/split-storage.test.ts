@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readSafetensors } from '@agentrl/checkpoint';
+import { readSafetensors } from '@agentrl/core/checkpoint';
 import { isAgentRLError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

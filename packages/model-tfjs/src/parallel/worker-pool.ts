@@ -6,7 +6,7 @@
  * per row, so results do not depend on the number of workers.
  */
 import { Worker } from 'node:worker_threads';
-import type { CausalLMConfig } from '@agentrl/checkpoint';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import { AgentRLError, type GenerationResult, type SamplingOptions } from '@agentrl/core';
 import {
   type WasmSwitches,

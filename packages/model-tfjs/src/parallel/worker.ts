@@ -3,7 +3,7 @@
  * tfjs backend and answers weight updates, gradient jobs and generation requests.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { parseConfig } from '@agentrl/checkpoint';
+import { parseConfig } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import { type BackendName, selectBackend } from '../backends/select.ts';
 import { Decoder } from '../decoder/decoder.ts';

@@ -4,7 +4,7 @@
  * tiny fresh model a run without a checkpoint starts from.
  */
 
-export { LORA_BASE_FILE, type LoRABase } from '@agentrl/checkpoint';
+export { LORA_BASE_FILE, type LoRABase } from '@agentrl/core/checkpoint';
 export {
   createFreshCausalLM,
   createFreshPolicy,

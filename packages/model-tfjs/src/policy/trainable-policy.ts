@@ -16,7 +16,7 @@ import {
   LORA_BASE_FILE,
   type LoRABase,
   writeLoRABase,
-} from '@agentrl/checkpoint';
+} from '@agentrl/core/checkpoint';
 import {
   ConfigError,
   DataError,

@@ -5,7 +5,7 @@
  * optimizer state live between micro-batches.
  */
 import { type ActorLossInputs, type ActorLossOptions, actorLoss } from '@agentrl/algorithms/losses';
-import type { CausalLMConfig } from '@agentrl/checkpoint';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import { InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';

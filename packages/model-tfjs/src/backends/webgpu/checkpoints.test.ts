@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CausalLMConfigInput } from '@agentrl/checkpoint';
+import type { CausalLMConfigInput } from '@agentrl/core/checkpoint';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCausalLM, loadCausalLM } from '../../model/load.ts';
 import { expectCacheMatchesFullForward } from '../../test-generation.ts';

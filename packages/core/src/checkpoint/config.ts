@@ -4,7 +4,7 @@
  * scaling, sliding windows) are rejected with a message that names the field.
  */
 import { readFile } from 'node:fs/promises';
-import { ConfigError, DataError } from '@agentrl/core';
+import { ConfigError, DataError } from '../errors.ts';
 
 /** The floating dtypes a model checkpoint may be stored in (`torch_dtype`; safetensors' names). */
 export type FloatDType = 'BF16' | 'F16' | 'F32';

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isAgentRLError } from '@agentrl/core';
+import { isAgentRLError } from '../errors.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkLoRABase, hashModelFiles, LORA_BASE_FILE, writeLoRABase } from './lora-checkpoint.ts';
 

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DataError } from '@agentrl/core';
+import { DataError } from '../errors.ts';
 
 /**
  * File of a LoRA checkpoint holding the adapters: per adapted projection `<weight>.lora_A`

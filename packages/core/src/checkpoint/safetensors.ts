@@ -6,7 +6,7 @@
  * that a save in the same dtype reproduces the file bit for bit.
  */
 import { open, readFile, writeFile } from 'node:fs/promises';
-import { DataError, InvalidInputError } from '@agentrl/core';
+import { DataError, InvalidInputError } from '../errors.ts';
 import type { FloatDType } from './config.ts';
 import { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './dtype.ts';
 

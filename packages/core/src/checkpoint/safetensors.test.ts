@@ -2,8 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { isAgentRLError } from '@agentrl/core';
+import { isAgentRLError } from '../errors.ts';
+import { sharedPath } from '../test/shared-data.ts';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FloatDType } from './config.ts';
@@ -18,7 +18,7 @@ import {
   writeSafetensors,
 } from './safetensors.ts';
 
-const fixtures = fileURLToPath(new URL('../../../../shared/fixtures/', import.meta.url));
+const fixtures = sharedPath('fixtures');
 /** The model folders among the fixtures (those holding a model.safetensors). */
 const fixtureModels = existsSync(fixtures)
   ? readdirSync(fixtures).filter((name) => existsSync(join(fixtures, name, 'model.safetensors')))

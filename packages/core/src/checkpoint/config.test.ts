@@ -2,13 +2,13 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { isAgentRLError } from '@agentrl/core';
+import { isAgentRLError } from '../errors.ts';
+import { sharedPath } from '../test/shared-data.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, readCheckpointConfig } from './config.ts';
 import { readCheckpointTensors } from './safetensors.ts';
 
-const fixtures = fileURLToPath(new URL('../../../../shared/fixtures/', import.meta.url));
+const fixtures = sharedPath('fixtures');
 /** The model folders among the fixtures (those holding a config.json). */
 const fixtureModels = existsSync(fixtures)
   ? readdirSync(fixtures).filter((name) => existsSync(join(fixtures, name, 'config.json')))
