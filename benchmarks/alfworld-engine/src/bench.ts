@@ -1,6 +1,6 @@
 /**
  * Benchmarks @agentrl/env-alfworld's engine on the real validation games (valid_seen +
- * valid_unseen under the data directory: `$ALFWORLD_DATA` or ../shared/data/alfworld).
+ * valid_unseen under the data directory: `$ALFWORLD_DATA` or data/alfworld of the shared data folder, see env-alfworld).
  *
  * - replay: every stored walkthrough, reset + each command; the engine computes the admissible
  *   commands and the goal after every step, as in play. Reported as steps per second.

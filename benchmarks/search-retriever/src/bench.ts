@@ -8,9 +8,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRng, dropArgsSeparator } from '@agentrl/core';
+import { sharedPath } from '@agentrl/core/test';
 import {
   buildBm25,
   buildDenseIndexInMemory,
@@ -39,12 +39,10 @@ const { values } = parseArgs({
 const syntheticPassages = Number(values.passages);
 const loadAtStart = loadavg()[0]?.toFixed(1);
 
-const shared = new URL('../../../../shared/data/search-qa/', import.meta.url);
-const corpusPath = fileURLToPath(new URL('corpus.jsonl', shared));
+const shared = sharedPath('data', 'search-qa');
+const corpusPath = join(shared, 'corpus.jsonl');
 const corpus = parseCorpus(await readFile(corpusPath, 'utf8'), corpusPath);
-const allQuestions = parseQuestionsJsonl(
-  await readFile(fileURLToPath(new URL('questions.jsonl', shared)), 'utf8'),
-);
+const allQuestions = parseQuestionsJsonl(await readFile(join(shared, 'questions.jsonl'), 'utf8'));
 const corpusQuestions: RecallQuestion[] = allQuestions
   .filter((q) => q.inCorpus === true)
   .map((q) => ({ question: q.question, supportingTitles: q.supportingTitles ?? [] }));

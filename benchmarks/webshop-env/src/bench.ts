@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { createRng, type Observation, type Rng } from '@agentrl/core';
+import { sharedPath } from '@agentrl/core/test';
 import {
   createWebshopBrowserEnv,
   createWebshopEnv,
@@ -112,10 +113,7 @@ function chooseRandom(observation: Observation, rng: Rng): string {
 
 // 3. Reward.
 {
-  const fixture = new URL(
-    '../../../../shared/fixtures/webshop/reward-vectors.json',
-    import.meta.url,
-  );
+  const fixture = sharedPath('fixtures', 'webshop', 'reward-vectors.json');
   const n = quick ? 5_000 : 50_000;
   if (existsSync(fixture)) {
     interface Case {

@@ -1,8 +1,9 @@
 /**
- * Loads the shared GiGPO parity vectors (`../shared/fixtures/gigpo/vectors-public.json`, beside
+ * Loads the shared GiGPO parity vectors (`fixtures/gigpo/vectors-public.json` of the shared data, beside
  * the repo). Tests iterate over whatever cases are present; nothing here hard-codes counts.
  */
 import { readFileSync } from 'node:fs';
+import { sharedPath } from '@agentrl/core/test';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -46,7 +47,7 @@ export interface Vectors {
   dynamicSamplingCases: DynamicSamplingCase[];
 }
 
-const url = new URL('../../../../shared/fixtures/gigpo/vectors-public.json', import.meta.url);
+const url = sharedPath('fixtures', 'gigpo', 'vectors-public.json');
 
 let cached: Vectors | undefined;
 
@@ -59,7 +60,7 @@ export function loadVectors(): Vectors {
       parsed === null ||
       (parsed as { schema?: unknown }).schema !== 'agentrl.gigpo-vectors/1'
     ) {
-      throw new Error(`${url.pathname}: not an agentrl.gigpo-vectors/1 file`);
+      throw new Error(`${url}: not an agentrl.gigpo-vectors/1 file`);
     }
     cached = parsed as Vectors;
   }

@@ -13,12 +13,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRng, logProbMismatch } from '@agentrl/core';
 import {
   type CausalLMConfigInput,
   readCheckpointTensors,
   writeSafetensors,
 } from '@agentrl/core/checkpoint';
-import { createRng, logProbMismatch } from '@agentrl/core';
 import { type CausalLM, createCausalLM, loadCausalLM } from '@agentrl/model-tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GgufConversionOptions } from './convert.ts';

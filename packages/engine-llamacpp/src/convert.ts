@@ -15,6 +15,7 @@
  *   and `none` asserts on the test tokenization node-llama-cpp runs after loading.
  */
 
+import { DataError, InvalidInputError } from '@agentrl/core';
 import {
   type CausalLMConfig,
   LORA_STATE_FILE,
@@ -23,7 +24,6 @@ import {
   readCheckpointTensors,
   readSafetensorsFile,
 } from '@agentrl/core/checkpoint';
-import { DataError, InvalidInputError } from '@agentrl/core';
 import { type GgufContents, type GgufTensor, type GgufValue, writeGguf } from './gguf.ts';
 
 /** Options of {@link checkpointToGguf} and {@link ggufFromCheckpoint}. */

@@ -16,12 +16,6 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  type CausalLMConfig,
-  LORA_BASE_FILE,
-  LORA_STATE_FILE,
-  type LoRABase,
-} from '@agentrl/core/checkpoint';
-import {
   AgentRLError,
   createRng,
   type FinishReason,
@@ -32,6 +26,12 @@ import {
   type WeightSnapshot,
   WeightSyncError,
 } from '@agentrl/core';
+import {
+  type CausalLMConfig,
+  LORA_BASE_FILE,
+  LORA_STATE_FILE,
+  type LoRABase,
+} from '@agentrl/core/checkpoint';
 // Types only at the top: node-llama-cpp's entry point has a top-level await, which would stop
 // require() of this package on Node >= 20.19 (ERR_REQUIRE_ASYNC_MODULE); its code is imported
 // when the first engine starts (sharedLlama).

@@ -10,8 +10,8 @@
  * shape: a Hugging Face `[out, in]` matrix is `ne = [in, out]` with the same bytes.
  */
 import { open } from 'node:fs/promises';
-import { f32ToBf16, f32ToF16 } from '@agentrl/core/checkpoint';
 import { InvalidInputError } from '@agentrl/core';
+import { f32ToBf16, f32ToF16 } from '@agentrl/core/checkpoint';
 
 /** The tensor element types this writer emits (ggml type ids 0, 1 and 30). */
 export type GgufTensorType = 'F32' | 'F16' | 'BF16';

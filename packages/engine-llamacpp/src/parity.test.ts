@@ -6,15 +6,13 @@
  * defaults (F16 cache, flash attention chosen by llama.cpp).
  */
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { sharedPath } from '@agentrl/core/test';
 import { loadCausalLM } from '@agentrl/model-tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LlamaCppEngine } from './engine.ts';
 import type { LlamaCppEngineOptions } from './options.ts';
 
-const fixtureDir = fileURLToPath(
-  new URL('../../../../shared/fixtures/qwen2-tiny', import.meta.url),
-);
+const fixtureDir = sharedPath('fixtures', 'qwen2-tiny');
 
 interface Expected {
   cases: { name: string; sequences: number[][]; greedy_next_tokens: number[] }[];

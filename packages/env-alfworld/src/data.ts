@@ -26,13 +26,17 @@ export interface AlfworldGameEntry {
 }
 
 /**
- * The default data directory: `$ALFWORLD_DATA` when set, else `shared/data/alfworld` in the
- * folder that holds a checkout of the agentrl repository (where its tests find the games).
+ * The default data directory: `$ALFWORLD_DATA` when set, else `data/alfworld` in the shared data
+ * folder of a source checkout (`$AGENTRL_SHARED`, or the folder `shared` beside the checkout),
+ * where its tests find the games. An installed package has no such folder: set `ALFWORLD_DATA`
+ * or pass `dataDir` (the games come from ALFWorld's `alfworld-download`).
  */
 export function defaultAlfworldDataDir(): string {
   const fromEnv = process.env['ALFWORLD_DATA'];
   if (fromEnv !== undefined && fromEnv.length > 0) return fromEnv;
-  return fileURLToPath(new URL('../../../../shared/data/alfworld', import.meta.url));
+  const packageRoot = fileURLToPath(new URL('../', import.meta.url));
+  const shared = process.env['AGENTRL_SHARED'] ?? join(packageRoot, '..', '..', '..', 'shared');
+  return join(shared, 'data', 'alfworld');
 }
 
 /** Task type named by a task directory (`pick_two_obj_and_place-Candle-None-Drawer-427`). */

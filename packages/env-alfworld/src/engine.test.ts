@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sharedPath } from '@agentrl/core/test';
 import { describe, expect, it } from 'vitest';
 import { defaultAlfworldDataDir } from './data.ts';
 import { AlfworldEngine } from './engine.ts';
@@ -237,10 +238,7 @@ describe('AlfworldEngine on a hand-written household', () => {
 
 describe('HELP_TEXT', () => {
   it('is the documented help block of ALFWorld 0.4, line for line, with one final newline', () => {
-    const spec = readFileSync(
-      new URL('../../../../shared/docs/specs/alfworld.md', import.meta.url),
-      'utf8',
-    );
+    const spec = readFileSync(sharedPath('docs', 'specs', 'alfworld.md'), 'utf8');
     const after = spec.slice(spec.indexOf('HELP is exactly'));
     const block = after.slice(
       after.indexOf('```\n') + 4,

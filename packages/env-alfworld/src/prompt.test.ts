@@ -1,15 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { HistoryEntry, Observation } from '@agentrl/core';
+import { sharedPath } from '@agentrl/core/test';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { alfworldParser, parseAlfworldAction } from './parser.ts';
 import { alfworldTaskDescription, createAlfworldPrompt } from './prompt.ts';
 
 const vectors = JSON.parse(
-  readFileSync(
-    new URL('../../../../shared/fixtures/gigpo/vectors-public.json', import.meta.url),
-    'utf8',
-  ),
+  readFileSync(sharedPath('fixtures', 'gigpo', 'vectors-public.json'), 'utf8'),
 ) as {
   projectionCases: { id: string; text: string; action: string; valid: boolean }[];
   promptCases: {

@@ -1,10 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isAgentRLError } from '@agentrl/core';
+import { sharedPath } from '@agentrl/core/test';
 import { describe, expect, it } from 'vitest';
 import { loadProducts, parsePricing } from './catalogue.ts';
 import { loadCatalogue } from './data.ts';
 
-const DATA_DIR = new URL('../../../../shared/data/webshop/', import.meta.url);
+const DATA_DIR = sharedPath('data', 'webshop');
 const sources = { products: 'products.json', attributes: 'attrs.json' };
 
 describe('product loading', () => {
@@ -91,7 +93,7 @@ describe('product loading', () => {
     'reads the shared attribute file and attaches its instructions',
     () => {
       const attrs = JSON.parse(
-        readFileSync(new URL('items_ins_v2_1000.json', DATA_DIR), 'utf8'),
+        readFileSync(join(DATA_DIR, 'items_ins_v2_1000.json'), 'utf8'),
       ) as Record<string, { attributes: string[]; instruction?: string }>;
       const asins = Object.keys(attrs).slice(0, 20);
       const products = loadProducts(

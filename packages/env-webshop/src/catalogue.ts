@@ -58,11 +58,13 @@ export interface SourceNames {
   readonly humanInstructions?: string;
 }
 
-const DATA_README = 'shared/data/webshop/README.md';
+/** Where the real data comes from (the reference repository's download step). */
+export const WEBSHOP_DATA_SOURCE =
+  "see the @agentrl/env-webshop README, 'Missing data': the files princeton-nlp/WebShop's setup.sh downloads";
 
 function bad(file: string, field: string, value: unknown, fix: string): DataError {
   const shown = JSON.stringify(value)?.slice(0, 80) ?? String(value);
-  return new DataError(`${file}: field "${field}" is ${shown}; ${fix} (see ${DATA_README})`, {
+  return new DataError(`${file}: field "${field}" is ${shown}; ${fix} (${WEBSHOP_DATA_SOURCE})`, {
     details: { file, field },
   });
 }

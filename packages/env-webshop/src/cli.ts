@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { dropArgsSeparator } from '@agentrl/core';
+import { WEBSHOP_DATA_SOURCE } from './catalogue.ts';
 import { hasProductsFile, resolveDataDir } from './data.ts';
 import { startWebshopServer } from './server.ts';
 import { Shop } from './shop.ts';
@@ -34,7 +35,7 @@ const useData =
   (values.data !== undefined || process.env.WEBSHOP_DATA !== undefined);
 if (useData && !hasProductsFile(resolveDataDir(values.data))) {
   console.error(
-    `items_shuffle_1000.json is not in ${resolveDataDir(values.data)}; use --synthetic 200 (see shared/data/webshop/README.md)`,
+    `items_shuffle_1000.json is not in ${resolveDataDir(values.data)}; use --synthetic 200 (${WEBSHOP_DATA_SOURCE})`,
   );
   process.exit(1);
 }

@@ -1,15 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { sharedPath } from '@agentrl/core/test';
 import { describe, expect, it } from 'vitest';
 import type { Product } from './catalogue.ts';
 import { convertPage } from './convert.ts';
 import { type ChosenOptions, type PageView, renderPage, type SubPage } from './pages.ts';
 
-const FIXTURE = new URL(
-  '../../../../shared/fixtures/webshop/observation-examples.json',
-  import.meta.url,
-);
+const FIXTURE = sharedPath('fixtures', 'webshop', 'observation-examples.json');
 const present = existsSync(FIXTURE);
-if (!present) console.log(`observation parity skipped: ${FIXTURE.pathname} is absent`);
+if (!present) console.log(`observation parity skipped: ${FIXTURE} is absent`);
 
 interface FixtureProduct {
   asin: string;

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, DataError } from '@agentrl/core';
-import { loadProducts, type Product } from './catalogue.ts';
+import { loadProducts, type Product, WEBSHOP_DATA_SOURCE } from './catalogue.ts';
 import { generateSyntheticCatalogue, type SyntheticCatalogueOptions } from './synthetic.ts';
 
 /** File names of the 1,000-product configuration verl-agent uses (`use_small`). */
@@ -26,7 +26,7 @@ export function resolveDataDir(dataDir?: string): string {
   const dir = dataDir ?? process.env.WEBSHOP_DATA;
   if (!dir)
     throw new ConfigError(
-      'dataDir is not set and WEBSHOP_DATA is empty: pass { dataDir } or set WEBSHOP_DATA to the WebShop data folder (shared/data/webshop, see its README), or use { kind: "synthetic" }',
+      `dataDir is not set and WEBSHOP_DATA is empty: pass { dataDir } or set WEBSHOP_DATA to the WebShop data folder (${WEBSHOP_DATA_SOURCE}), or use { kind: "synthetic" }`,
       { details: { field: 'dataDir' } },
     );
   return dir;
@@ -35,14 +35,14 @@ export function resolveDataDir(dataDir?: string): string {
 function readJson(path: string): unknown {
   if (!existsSync(path))
     throw new DataError(
-      `${path} is missing: the WebShop data folder must hold it (see shared/data/webshop/README.md for where to get it), or use the synthetic catalogue`,
+      `${path} is missing: the WebShop data folder must hold it (${WEBSHOP_DATA_SOURCE}), or use the synthetic catalogue`,
       { details: { file: path } },
     );
   try {
     return JSON.parse(readFileSync(path, 'utf8'));
   } catch (cause) {
     throw new DataError(
-      `${path} is not valid JSON (${String(cause)}); re-download it (see shared/data/webshop/README.md)`,
+      `${path} is not valid JSON (${String(cause)}); re-download it (${WEBSHOP_DATA_SOURCE})`,
       {
         cause,
         details: { file: path },

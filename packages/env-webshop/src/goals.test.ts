@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { sharedPath } from '@agentrl/core/test';
 import { describe, expect, it } from 'vitest';
 import { loadProducts } from './catalogue.ts';
 import { loadCatalogue } from './data.ts';
@@ -6,10 +8,7 @@ import { buildGoalSet, splitRange } from './goals.ts';
 
 const products = loadCatalogue({ kind: 'synthetic', size: 60, seed: 3 });
 const REAL_VECTORS = new URL('../test-vectors/real-goals.json', import.meta.url);
-const REAL_PRODUCTS = new URL(
-  '../../../../shared/data/webshop/items_shuffle_1000.json',
-  import.meta.url,
-);
+const REAL_PRODUCTS = sharedPath('data', 'webshop', 'items_shuffle_1000.json');
 
 interface GoalVectors {
   catalogue: { size: number; seed: number };
@@ -111,7 +110,7 @@ describe('goals and splits', () => {
   it.skipIf(!existsSync(REAL_PRODUCTS) || !existsSync(REAL_VECTORS))(
     'pins goal counts and the first 20 instructions on the real catalogue (seeds 0 and 1000)',
     () => {
-      const real = loadCatalogue({ kind: 'data', dataDir: new URL('.', REAL_PRODUCTS).pathname });
+      const real = loadCatalogue({ kind: 'data', dataDir: dirname(REAL_PRODUCTS) });
       const expected = JSON.parse(readFileSync(REAL_VECTORS, 'utf8')) as GoalVectors;
       for (const seed of expected.seeds) {
         const set = buildGoalSet(real, 'synthetic', seed.seed);
@@ -129,5 +128,5 @@ if (existsSync(REAL_PRODUCTS) && !existsSync(REAL_VECTORS))
   );
 if (!existsSync(REAL_PRODUCTS))
   console.log(
-    'goal pinning on the real catalogue skipped: items_shuffle_1000.json is absent (see shared/data/webshop/README.md)',
+    'goal pinning on the real catalogue skipped: items_shuffle_1000.json is absent (set AGENTRL_SHARED to the folder holding data/webshop)',
   );

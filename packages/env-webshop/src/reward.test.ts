@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { sharedPath } from '@agentrl/core/test';
 import { describe, expect, it } from 'vitest';
 import { type FuzzInput, normalizeColor, tokenSetRatio } from './fuzz.ts';
 import { getReward } from './reward.ts';
 
-const FIXTURE = new URL('../../../../shared/fixtures/webshop/reward-vectors.json', import.meta.url);
+const FIXTURE = sharedPath('fixtures', 'webshop', 'reward-vectors.json');
 const present = existsSync(FIXTURE);
-if (!present) console.log(`reward parity skipped: ${FIXTURE.pathname} is absent`);
+if (!present) console.log(`reward parity skipped: ${FIXTURE} is absent`);
 
 interface RewardCase {
   id: string;

@@ -24,7 +24,6 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { LORA_BASE_FILE, LORA_STATE_FILE, type LoRABase } from '@agentrl/core/checkpoint';
 import {
   AgentRLError,
   ConfigError,
@@ -38,6 +37,7 @@ import {
   type WeightSnapshot,
   WeightSyncError,
 } from '@agentrl/core';
+import { LORA_BASE_FILE, LORA_STATE_FILE, type LoRABase } from '@agentrl/core/checkpoint';
 import { z } from 'zod';
 import { ERROR_EXCERPT_CHARS, jsonHeaders, postJson } from './http.ts';
 import { loraToPeft } from './peft.ts';

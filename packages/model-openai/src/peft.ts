@@ -11,13 +11,13 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DataError } from '@agentrl/core';
 import {
   encodeSafetensors,
   LORA_STATE_FILE,
   type NamedTensor,
   readSafetensorsFile,
 } from '@agentrl/core/checkpoint';
-import { DataError } from '@agentrl/core';
 
 /** A factor transposed, as F32 (what both layouts store; a 16-bit factor is widened exactly). */
 function transpose(t: NamedTensor): NamedTensor {

@@ -23,6 +23,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sharedPath } from '@agentrl/core/test';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ReadmeCommand, readmeCommands } from './readme-commands.ts';
 
@@ -193,7 +194,7 @@ function blockFolder(command: ReadmeCommand): string {
   const dir = join(scratchRoot, `${command.file.replace(/[/.]/g, '_')}-${command.block}`);
   if (!existsSync(dir)) {
     mkdirSync(join(dir, 'tmp'), { recursive: true });
-    const corpus = join(ROOT, '../shared/data/search-qa/corpus.jsonl');
+    const corpus = sharedPath('data', 'search-qa', 'corpus.jsonl');
     if (existsSync(corpus)) copyFileSync(corpus, join(dir, 'corpus.jsonl'));
   }
   return dir;

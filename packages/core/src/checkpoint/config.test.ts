@@ -2,9 +2,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { isAgentRLError } from '../errors.ts';
 import { sharedPath } from '../test/shared-data.ts';
-import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig, readCheckpointConfig } from './config.ts';
 import { readCheckpointTensors } from './safetensors.ts';
 

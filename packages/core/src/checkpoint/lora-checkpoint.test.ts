@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isAgentRLError } from '../errors.ts';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isAgentRLError } from '../errors.ts';
 import { checkLoRABase, hashModelFiles, LORA_BASE_FILE, writeLoRABase } from './lora-checkpoint.ts';
 
 const work = await mkdtemp(join(tmpdir(), 'agentrl-lora-base-'));

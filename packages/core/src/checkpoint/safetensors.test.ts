@@ -2,10 +2,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isAgentRLError } from '../errors.ts';
-import { sharedPath } from '../test/shared-data.ts';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isAgentRLError } from '../errors.ts';
+import { sharedPath } from '../test/shared-data.ts';
 import type { FloatDType } from './config.ts';
 import { bf16ToF32, f16ToF32, f32ToBf16, f32ToF16 } from './dtype.ts';
 import {

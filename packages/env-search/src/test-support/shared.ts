@@ -1,14 +1,9 @@
 /** Paths of the shared, read-only data the tests read (never copied into the repo). */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { sharedPath } from '@agentrl/core/test';
 
-const sharedRoot = new URL('../../../../../shared/', import.meta.url);
-
-/** Absolute path of a file under `../shared`. */
-export function sharedPath(relative: string): string {
-  return fileURLToPath(new URL(relative, sharedRoot));
-}
+export { sharedPath };
 
 // SEARCH_QA_DATA, when set, names the data folder (as for the env's registry defaults).
 const dataDir = process.env.SEARCH_QA_DATA;
@@ -26,7 +21,7 @@ export const hasSharedData = existsSync(CORPUS_PATH) && existsSync(VECTORS_PATH)
 if (!hasSharedData) {
   // The reason for the skipped parity tests, printed once per test file.
   console.warn(
-    `env-search: ${CORPUS_PATH} or ${VECTORS_PATH} is missing; the parity and shipped-data tests are skipped (check out ../shared beside the repo)`,
+    `env-search: ${CORPUS_PATH} or ${VECTORS_PATH} is missing; the parity and shipped-data tests are skipped (set AGENTRL_SHARED or put the shared folder beside the checkout)`,
   );
 }
 

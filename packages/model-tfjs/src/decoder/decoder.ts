@@ -5,8 +5,8 @@
  * with scoring, generation, training, worker threads and saving.
  */
 
-import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import { InvalidInputError } from '@agentrl/core';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
 import {

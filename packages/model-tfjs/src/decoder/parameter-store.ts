@@ -6,8 +6,8 @@
  * threads read and change the weights here; the model class adds the compute on top.
  */
 
-import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import { InvalidInputError } from '@agentrl/core';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
 import { webgpuBindingLimit } from '../backends/webgpu/setup.ts';

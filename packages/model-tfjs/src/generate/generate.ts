@@ -8,7 +8,6 @@
  * the B sampled ids and their log-probs instead of the `[B, V]` logits.
  */
 
-import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import {
   createRng,
   type FinishReason,
@@ -17,6 +16,7 @@ import {
   type Rng,
   type SamplingOptions,
 } from '@agentrl/core';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import { allocateLayerCache } from '../backends/webgpu/kernels/kv-cache.ts';
 import {

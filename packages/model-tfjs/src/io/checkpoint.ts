@@ -4,8 +4,9 @@
  * implies and put in the in-memory layout (linear weights `[in, out]`); and the seeded weights of
  * a fresh model. Writing a folder is `save.ts`; a `CausalLM` is made from these in `model/load.ts`.
  */
-import type { CausalLMConfig, NamedTensor } from '@agentrl/core/checkpoint';
+
 import { createRng, DataError } from '@agentrl/core';
+import type { CausalLMConfig, NamedTensor } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import { isIgnorableKey, parameterSpecs, transpose2d } from '../decoder/parameters.ts';
 

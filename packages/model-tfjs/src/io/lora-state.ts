@@ -7,8 +7,9 @@
  * sampled values let a load refuse a base that is not the one the adapters were trained on (a
  * merged checkpoint folder, another model).
  */
-import { type NamedTensor, readRequiredSafetensorsFile } from '@agentrl/core/checkpoint';
+
 import { DataError, InvalidInputError } from '@agentrl/core';
+import { type NamedTensor, readRequiredSafetensorsFile } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import { LORA_TARGETS, type LoRAAdapters, type LoRAOptions } from '../decoder/lora.ts';
 import type { ParameterStore } from '../decoder/parameter-store.ts';

@@ -4,9 +4,9 @@
  * bit and loads in transformers / vLLM unchanged.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { ConfigError } from '@agentrl/core';
 import type { CausalLMConfig, FloatDType } from '@agentrl/core/checkpoint';
 import { encodeSafetensors, type NamedTensor, storedByteSize } from '@agentrl/core/checkpoint';
-import { ConfigError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import type { ParameterStore } from '../decoder/parameter-store.ts';
 import { parameterSpecs, transpose2d } from '../decoder/parameters.ts';

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DataError } from '@agentrl/core';
 import {
   encodeSafetensors,
   LORA_STATE_FILE,
@@ -8,7 +9,6 @@ import {
   readSafetensorsFile,
   writeSafetensors,
 } from '@agentrl/core/checkpoint';
-import { DataError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import type { CausalLM } from '../model/causal-lm.ts';

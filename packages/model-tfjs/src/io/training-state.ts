@@ -15,13 +15,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DataError, InvalidInputError } from '@agentrl/core';
 import {
   encodeSafetensors,
   LORA_STATE_FILE,
   type NamedTensor,
   readRequiredSafetensorsFile,
 } from '@agentrl/core/checkpoint';
-import { DataError, InvalidInputError } from '@agentrl/core';
 import * as tf from '@tensorflow/tfjs';
 import { joinHost, splitHost } from '../backends/webgpu/split.ts';
 import type { ParameterStore } from '../decoder/parameter-store.ts';

@@ -7,13 +7,13 @@
  */
 
 import { availableParallelism } from 'node:os';
-import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import {
   type GenerationResult,
   InvalidInputError,
   type Policy,
   type SamplingOptions,
 } from '@agentrl/core';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
 import { Decoder } from '../decoder/decoder.ts';

@@ -1,12 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { sharedPath } from '@agentrl/core/test';
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { loadCausalLM } from './load.ts';
 
-const fixtureDir = fileURLToPath(
-  new URL('../../../../../shared/fixtures/qwen2-tiny', import.meta.url),
-);
+const fixtureDir = sharedPath('fixtures', 'qwen2-tiny');
 
 interface GradientCheck {
   sequence: number[];

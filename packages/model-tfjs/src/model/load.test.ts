@@ -1,15 +1,13 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { readSafetensors, writeSafetensors } from '@agentrl/core/checkpoint';
 import { isAgentRLError } from '@agentrl/core';
+import { readSafetensors, writeSafetensors } from '@agentrl/core/checkpoint';
+import { sharedPath } from '@agentrl/core/test';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCausalLM, loadCausalLM } from './load.ts';
 
-const fixtureDir = fileURLToPath(
-  new URL('../../../../../shared/fixtures/qwen2-tiny', import.meta.url),
-);
+const fixtureDir = sharedPath('fixtures', 'qwen2-tiny');
 const work = await mkdtemp(join(tmpdir(), 'model-tfjs-ckpt-'));
 afterAll(() => rm(work, { recursive: true, force: true }));
 

@@ -6,8 +6,8 @@
  * per row, so results do not depend on the number of workers.
  */
 import { Worker } from 'node:worker_threads';
-import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import { AgentRLError, type GenerationResult, type SamplingOptions } from '@agentrl/core';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import {
   type WasmSwitches,
   type WebGPUSwitches,

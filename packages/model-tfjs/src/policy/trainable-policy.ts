@@ -11,13 +11,6 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ActorLossOptions } from '@agentrl/algorithms';
 import {
-  checkLoRABase,
-  hashModelFiles,
-  LORA_BASE_FILE,
-  type LoRABase,
-  writeLoRABase,
-} from '@agentrl/core/checkpoint';
-import {
   ConfigError,
   DataError,
   type GenerationResult,
@@ -28,6 +21,13 @@ import {
   type TrainablePolicy,
   type TrainBatch,
 } from '@agentrl/core';
+import {
+  checkLoRABase,
+  hashModelFiles,
+  LORA_BASE_FILE,
+  type LoRABase,
+  writeLoRABase,
+} from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import {
   type CausalLM,

@@ -5,8 +5,8 @@
  * optimizer state live between micro-batches.
  */
 import { type ActorLossInputs, type ActorLossOptions, actorLoss } from '@agentrl/algorithms/losses';
-import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import { InvalidInputError } from '@agentrl/core';
+import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
 import { releasePackedPanels } from '../backends/wasm/kernels.ts';

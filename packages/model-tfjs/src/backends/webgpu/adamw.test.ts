@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { sharedPath } from '@agentrl/core/test';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CausalLM } from '../../model/causal-lm.ts';
@@ -15,9 +15,7 @@ import { selectBackend } from '../select.ts';
 import { momentsGroupLimit, normGroupLimit } from './kernels/adamw.ts';
 import { countWebGPUDispatches, probeWebGPUAdapter, webgpuBindingLimit } from './setup.ts';
 
-const fixtureDir = fileURLToPath(
-  new URL('../../../../../../shared/fixtures/qwen2-tiny', import.meta.url),
-);
+const fixtureDir = sharedPath('fixtures', 'qwen2-tiny');
 const adapter = await probeWebGPUAdapter().catch(() => undefined);
 const skipReason =
   adapter === undefined ? ' (skipped: no WebGPU adapter; see .ci/setup-vulkan.sh)' : '';

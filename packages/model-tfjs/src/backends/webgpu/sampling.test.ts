@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { createRng, type Rng } from '@agentrl/core';
+import { sharedPath } from '@agentrl/core/test';
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleToken, type TokenSamplingOptions } from '../../generate/sampling.ts';
@@ -9,9 +9,7 @@ import { selectBackend } from '../select.ts';
 import { sampleTokensOnGpu } from './kernels/sample.ts';
 import { countWebGPUDispatches, probeWebGPUAdapter } from './setup.ts';
 
-const fixtureDir = fileURLToPath(
-  new URL('../../../../../../shared/fixtures/qwen2-tiny', import.meta.url),
-);
+const fixtureDir = sharedPath('fixtures', 'qwen2-tiny');
 const expected = JSON.parse(await readFile(`${fixtureDir}/expected.json`, 'utf8')) as {
   cases: { sequences: number[][] }[];
 };
