@@ -41,5 +41,40 @@ exec "$here/run.sh" "$@"
 RUN
 chmod +x "$out/bench.sh"
 
+cat >"$out/all.sh" <<'ALL'
+#!/usr/bin/env bash
+# Every workload of the benchmark, then the fused-kernel A/B, in groups inside one time budget,
+# for a GPU machine reached through a job runner that limits each command (10 minutes, say).
+#   gpu-run/all.sh OUT_DIR [SECONDS]        (default 570; SHAPES=full|tiny, PYTHON=python3)
+# Writes OUT_DIR/<group>.json per group and one OUT_DIR/all.log; a group that would start with
+# under 20 s left is skipped, and each is cut at its share (the JSON keeps finished workloads).
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${1:?usage: all.sh OUT_DIR [SECONDS]}"
+budget="${2:-570}"
+shapes="${SHAPES:-full}"
+py="${PYTHON:-python3}"
+mkdir -p "$out"
+log="$out/all.log"
+start=$SECONDS
+{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1; } | tee -a "$log"
+group() {
+  local name="$1" limit="$2"
+  shift 2
+  local left=$((budget - (SECONDS - start)))
+  if ((left < 20)); then echo "== $name: skipped, ${left}s left" | tee -a "$log"; return; fi
+  ((limit > left)) && limit=$left
+  echo "== $name (limit ${limit}s, at $((SECONDS - start))s)" | tee -a "$log"
+  timeout -k 5 "$limit" "$here/bench.sh" --shapes "$shapes" "$@" --json "$out/$name.json" 2>&1 | tee -a "$log"
+  echo "== $name: exit ${PIPESTATUS[0]} at $((SECONDS - start))s" | tee -a "$log"
+}
+group main 200 --python "$py" --repeats 2 --only block-forward,block-forward-backward,qwen2.5-0.5b-train,qwen2.5-0.5b-lora
+group generate 130 --python "$py" --repeats 2 --only qwen2.5-0.5b-generate
+group train-1.5b 110 --python "$py" --repeats 2 --only qwen2.5-1.5b-train
+group ab-block 70 --sides tfjs --no-kernel-time --repeats 2 --only block-forward,block-forward-backward --ab-fused all
+group ab-train 100 --sides tfjs --no-kernel-time --repeats 1 --only qwen2.5-0.5b-train --ab-fused attention,matMul,rmsNorm,tokenLogProbs
+ALL
+chmod +x "$out/all.sh"
+
 tar -C "$(dirname "$out")" -cJf "$out.tar.xz" "$(basename "$out")"
 echo "pack: wrote $out ($(du -sh "$out" | cut -f1)) and $out.tar.xz ($(du -h "$out.tar.xz" | cut -f1))"

@@ -43,7 +43,7 @@ function runTiny(sides: string[]): BenchReport {
         PYTHON,
         '--sides',
         sides.join(','),
-        ...(sides.includes('tfjs') ? ['--ab-fused', 'rmsNorm'] : []),
+        ...(sides.includes('tfjs') ? ['--ab-fused', 'rmsNorm,attention'] : []),
         '--json',
         json,
       ],
@@ -229,14 +229,19 @@ describe('a tiny run of the benchmark', () => {
       if (lora === undefined || 'error' in lora || train === undefined || 'error' in train)
         throw new Error('missing train or LoRA result');
       expect(lora.trainableParameters).toBeLessThan(train.trainableParameters);
-      // The A/B pass ran every workload again with the named fused kernel off.
-      const ab = report.abFused?.[0];
-      expect(ab?.off).toBe('rmsNorm');
-      for (const w of report.workloads) {
-        const x = ab?.results[w.workload.name];
-        if (x === undefined || 'error' in x)
-          throw new Error(`${w.workload.name}: ${JSON.stringify(x)}`);
-        expect(x.ms).toBeGreaterThan(0);
+      // The A/B passes ran every workload again with the named fused kernel flipped: rmsNorm
+      // (on by default) off, attention (off by default) on.
+      expect(report.abFused?.map((r) => [r.kernel, r.on])).toEqual([
+        ['rmsNorm', false],
+        ['attention', true],
+      ]);
+      for (const ab of report.abFused ?? []) {
+        for (const w of report.workloads) {
+          const x = ab.results[w.workload.name];
+          if (x === undefined || 'error' in x)
+            throw new Error(`${ab.kernel}: ${w.workload.name}: ${JSON.stringify(x)}`);
+          expect(x.ms).toBeGreaterThan(0);
+        }
       }
     },
   );

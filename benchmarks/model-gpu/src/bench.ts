@@ -7,7 +7,7 @@
  *   node --conditions=@agentrl/source src/bench.ts [--shapes full|tiny] [--python python3]
  *     [--sides tfjs,torch] [--only name,...] [--repeats n] [--json out.json]
  *     [--torch-device auto|cuda|cpu] [--no-kernel-time] [--exact-init] [--micro-batch n]
- *     [--fused-off all|NAME,...] [--ab-fused all|NAME,...]
+ *     [--fused-on all|NAME,...] [--fused-off all|NAME,...] [--ab-fused all|NAME,...]
  *
  * From a pack (scripts/pack.sh): `gpu-run/bench.sh --shapes full --json results.json`.
  */
@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import {
   adapterName,
   backendInfo,
+  DEFAULT_WEBGPU_SWITCHES,
   FUSED_KERNEL_NAMES,
   type FusedKernelsOption,
   selectBackend,
@@ -74,10 +75,20 @@ function fusedNames(flag: string): string[] {
   }
   return names;
 }
+const fusedOn = fusedNames('fused-on');
 const fusedOff = fusedNames('fused-off');
 const abFused = fusedNames('ab-fused');
-const offOption = (names: readonly string[]): FusedKernelsOption | undefined =>
-  names.length === 0 ? undefined : Object.fromEntries(names.map((n) => [n, false]));
+const both = fusedOn.filter((n) => fusedOff.includes(n));
+if (both.length > 0) {
+  say(`--fused-on and --fused-off both name ${both.join(', ')}`);
+  process.exit(2);
+}
+/** Each fused kernel on or off in the main run: the model package's default unless named. */
+const mainSwitches: Record<string, boolean> = { ...DEFAULT_WEBGPU_SWITCHES.fusedKernels };
+for (const n of fusedOn) mainSwitches[n] = true;
+for (const n of fusedOff) mainSwitches[n] = false;
+const mainFused: FusedKernelsOption | undefined =
+  fusedOn.length + fusedOff.length === 0 ? undefined : { ...mainSwitches };
 
 const microBatchArg = arg('micro-batch', '');
 if (
@@ -168,6 +179,7 @@ const report: BenchReport = {
   ...(gpuInfo === undefined ? {} : { gpu: gpuInfo }),
   ...(webgpuInfo === undefined ? {} : { webgpu: webgpuInfo }),
   workloads: selected.map((workload) => ({ workload })),
+  ...(fusedOn.length === 0 ? {} : { fusedOn }),
   ...(fusedOff.length === 0 ? {} : { fusedOff }),
   notes,
 };
@@ -229,7 +241,6 @@ if (sides.has('torch') && !torchSkipped) {
 }
 
 // ---- tfjs-webgpu ---------------------------------------------------------------------------
-const mainFused = offOption(fusedOff);
 if (tfjsReady) {
   await runTfjsWorkloads(
     selected,
@@ -250,11 +261,12 @@ if (tfjsReady) {
   );
 }
 
-// ---- A/B: each named fused kernel off in turn (the others as in the main run) ---------------
+// ---- A/B: each named fused kernel flipped in turn (on <-> off; the others as in the main run) ---
 if (tfjsReady && abFused.length > 0) {
   report.abFused = [];
-  for (const off of abFused) {
-    const run: AbRun = { off, results: {} };
+  for (const kernel of abFused) {
+    const on = !mainSwitches[kernel];
+    const run: AbRun = { kernel, on, results: {} };
     report.abFused.push(run);
     await runTfjsWorkloads(
       selected,
@@ -262,8 +274,8 @@ if (tfjsReady && abFused.length > 0) {
         repeats,
         kernelTiming: false,
         init,
-        fusedKernels: offOption([...new Set([...fusedOff, off])]) ?? {},
-        progress: (line) => say(`[${off} off] ${line}`),
+        fusedKernels: { ...mainSwitches, [kernel]: on },
+        progress: (line) => say(`[${kernel} ${on ? 'on' : 'off'}] ${line}`),
       },
       (w, result) => {
         run.results[w.name] =

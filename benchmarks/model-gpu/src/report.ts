@@ -56,20 +56,33 @@ export interface BenchReport {
   webgpu?: unknown;
   torch?: Omit<TorchOutput, 'results'> | Failed;
   readonly workloads: WorkloadReport[];
+  /** The fused kernels turned on in the main run (`--fused-on`; the others at their default). */
+  fusedOn?: readonly string[];
   /** The fused kernels turned off in the main run (`--fused-off`). */
   fusedOff?: readonly string[];
-  /** `--ab-fused`: the tfjs side again with one fused kernel off at a time. */
+  /** `--ab-fused`: the tfjs side again with one fused kernel flipped at a time. */
   abFused?: AbRun[];
   readonly notes: string[];
 }
 
-/** One A/B pass: the workloads with fused kernel `off` turned off (the rest as in the main run). */
+/** One A/B pass: the workloads with fused kernel `kernel` set to `on` (the rest as in the main run). */
 export interface AbRun {
-  readonly off: string;
+  readonly kernel: string;
+  /** The kernel's setting in this pass: the opposite of the main run's. */
+  readonly on: boolean;
   readonly results: Record<
     string,
     { ms: number; kernelMs: number | null; peakPoolBytes: number } | Failed
   >;
+}
+
+/** The main run's changes to the default fused kernels, as a parenthesis (or nothing). */
+function mainRunNote(report: BenchReport): string {
+  const parts = [
+    ...(report.fusedOn?.length ? [`${report.fusedOn.join(', ')} on`] : []),
+    ...(report.fusedOff?.length ? [`${report.fusedOff.join(', ')} off`] : []),
+  ];
+  return parts.length === 0 ? '' : ` (main run: ${parts.join('; ')})`;
 }
 
 const isFailed = (x: object | undefined): x is Failed => x !== undefined && 'error' in x;
@@ -169,15 +182,15 @@ export function renderProfiles(report: BenchReport, n = 15): string[] {
   return out;
 }
 
-/** The A/B passes: each workload's step time with one fused kernel off, against all on. */
+/** The A/B passes: each workload's step time with one fused kernel flipped, against the main run. */
 export function renderAb(report: BenchReport): string[] {
   const runs = report.abFused ?? [];
   if (runs.length === 0) return [];
   const lines = [
     '',
-    `A/B of the fused kernels: step ms (÷ main run) with one kernel off${report.fusedOff?.length ? ` (main run: ${report.fusedOff.join(', ')} off)` : ''}`,
+    `A/B of the fused kernels: step ms (÷ main run) with one kernel flipped${mainRunNote(report)}`,
     '',
-    `| workload | main run | ${runs.map((r) => `${r.off} off`).join(' | ')} |`,
+    `| workload | main run | ${runs.map((r) => `${r.kernel} ${r.on ? 'on' : 'off'}`).join(' | ')} |`,
     `| --- | --- | ${runs.map(() => '---').join(' | ')} |`,
   ];
   for (const w of report.workloads) {

@@ -69,7 +69,7 @@ export interface TfjsOptions {
   /** `tiled` (default): fast tiled random weights; `exact`: `createCausalLM`'s own draw. */
   readonly init?: 'tiled' | 'exact';
   readonly logger?: ModelLogger;
-  /** The webgpu set-up's fused-kernel switches (default: all on). */
+  /** The webgpu set-up's fused-kernel switches (default: the model package's). */
   readonly fusedKernels?: FusedKernelsOption;
   /** Progress lines (stderr in the CLI). */
   readonly progress?: (line: string) => void;

@@ -41,9 +41,17 @@ export interface WasmSwitches {
  * The fused WGSL kernels, each switchable on its own (off: the composed tfjs ops, the reference
  * the parity tests compare against): `matMul` (projections as `tf.fused.matMul` with the bias or
  * residual inside and transpose flags instead of transposes), `rmsNorm`, `swiglu`, `rotary`,
- * `attention` (forward and backward), `kvCache` (keys and values written straight into the cache
- * layout; generation's fixed-capacity cache written in place), `tokenLogProbs` and `entropy`
- * (scoring and the train steps' log-probs), `adamw` (the update and the gradient norm).
+ * `attention` (passes over several query positions, forward and backward: prefill, scoring,
+ * training), `decodeAttention` (passes of one query position: generation's decode steps),
+ * `kvCache` (keys and values written straight into the cache layout; generation's fixed-capacity
+ * cache written in place), `tokenLogProbs` and `entropy` (scoring and the train steps' log-probs),
+ * `adamw` (the update and the gradient norm).
+ *
+ * All are on by default except `attention`: on an H100 (benchmarks/model-gpu README) the fused
+ * kernel made a Qwen2.5-0.5B train step 3.9× slower than tfjs's batched matmuls and softmax
+ * (6.8 s against 1.75 s), while decode steps were 2.7× faster with it. It is the memory-lean choice:
+ * it never holds a `[T, S]` score matrix (the composed ops hold one per layer for the backward
+ * pass; +12 GiB at that step), so turn it on where memory, not time, is the limit.
  */
 export const FUSED_KERNEL_NAMES = [
   'matMul',
@@ -51,6 +59,7 @@ export const FUSED_KERNEL_NAMES = [
   'swiglu',
   'rotary',
   'attention',
+  'decodeAttention',
   'kvCache',
   'tokenLogProbs',
   'entropy',
@@ -66,15 +75,16 @@ export type FusedKernelSwitches = Readonly<Record<FusedKernelName, boolean>>;
 /** Switches of the webgpu backend. */
 export interface WebGPUSwitches {
   /**
-   * Which of the fused WGSL kernels the decoder, scoring and AdamW use. Default: all on. As an
-   * option: `true` / `false` for all, or an object naming the ones that differ from all on.
+   * Which of the fused WGSL kernels the decoder, scoring and AdamW use. Default
+   * {@link DEFAULT_FUSED_KERNELS}: all on but `attention`. As an option: `true` / `false` for all,
+   * or an object naming the ones that differ from the default.
    */
   readonly fusedKernels: FusedKernelSwitches;
   /** Generation picks tokens on the GPU. Default true. */
   readonly gpuSampling: boolean;
 }
 
-/** The `fusedKernels` option: all on or off, or per kernel (those left out stay on). */
+/** The `fusedKernels` option: all on or off, or per kernel (those left out keep their default). */
 export type FusedKernelsOption = boolean | Partial<Record<FusedKernelName, boolean>>;
 
 /** The wasm switches of a set-up that chooses none. */
@@ -84,9 +94,15 @@ export const DEFAULT_WASM_SWITCHES: WasmSwitches = {
   packedPanelBudgetBytes: PACKED_PANEL_BUDGET_BYTES,
 };
 
+/** The fused kernels of a set-up that chooses none: all but `attention` (see {@link FUSED_KERNEL_NAMES}). */
+export const DEFAULT_FUSED_KERNELS: FusedKernelSwitches = {
+  ...allFusedKernels(true),
+  attention: false,
+};
+
 /** The webgpu switches of a set-up that chooses none. */
 export const DEFAULT_WEBGPU_SWITCHES: WebGPUSwitches = {
-  fusedKernels: allFusedKernels(true),
+  fusedKernels: DEFAULT_FUSED_KERNELS,
   gpuSampling: true,
 };
 

@@ -77,8 +77,9 @@ export class Decoder {
    * active the adapted projections add their factored term (no merged weight, no base gradient);
    * an inference pass inside a generation reads the weights merged once for it.
    */
-  forward(inputs: ForwardInputs): ForwardOutput {
+  forward(given: ForwardInputs): ForwardOutput {
     const store = this.parameters;
+    const inputs = { ...given, maxBindingBytes: given.maxBindingBytes ?? store.maxBindingBytes };
     const lora = store.lora;
     // An inference pass (inputs.inference) multiplies without custom gradients (see ops.ts).
     if (lora === undefined)

@@ -76,6 +76,8 @@ export interface ForwardInputs {
   readonly cache?: readonly LayerCache[];
   /** No gradient will be taken: use plain matmuls (faster for small shapes). */
   readonly inference?: boolean;
+  /** The most bytes one kernel may bind (webgpu): attention's score matrix must fit it. */
+  readonly maxBindingBytes?: number | undefined;
 }
 
 /** Final-norm hidden states `[B·T, H]` and the extended cache (when one was given or asked for). */
@@ -210,7 +212,7 @@ export function decoderForward(
         k = past === undefined ? kNew : (tf.concat([past.k, kNew], 3) as tf.Tensor4D);
         v = past === undefined ? vNew : (tf.concat([past.v, vNew], 2) as tf.Tensor4D);
       }
-      const attn = attention(q, k, v, inputs.mask, inference);
+      const attn = attention(q, k, v, inputs.mask, inference, inputs.maxBindingBytes);
       x = linear(
         attn,
         get(`${p}.self_attn.o_proj.weight`) as tf.Tensor2D,

@@ -289,6 +289,10 @@ export function rotary<T extends tf.Tensor>(
  * values may hold more positions than `S` (a cache of fixed capacity), of which the first S count. Query head `i` uses kv head `floor(i / g)`
  * (consecutive groups), done by reshaping queries to `[B·nkv, g·T, d]` instead of repeating kv.
  * Returns `[B·T, nh·d]`, heads concatenated in order. `inference`: a pass without gradients.
+ *
+ * On webgpu the fused kernel runs where its switch is on (`decodeAttention` for one query
+ * position, `attention` for several), and also wherever the composed ops' `[B, nh, T, S]` score
+ * matrix would exceed `maxBindingBytes` (the fused kernel never holds it).
  */
 export function attention(
   q: tf.Tensor4D,
@@ -296,11 +300,18 @@ export function attention(
   v: tf.Tensor4D,
   mask: tf.Tensor4D,
   inference = false,
+  maxBindingBytes?: number,
 ): tf.Tensor2D {
-  if (fusedKernelsActive('attention')) return fusedAttention(q, kT, v, mask);
   const [B, T, nh, d] = q.shape;
-  const nkv = kT.shape[1];
   const S = mask.shape[3];
+  const scoresTooLarge =
+    maxBindingBytes !== undefined &&
+    tf.getBackend() === 'webgpu' &&
+    B * nh * T * S * 4 > maxBindingBytes;
+  if (scoresTooLarge || fusedKernelsActive(T === 1 ? 'decodeAttention' : 'attention')) {
+    return fusedAttention(q, kT, v, mask);
+  }
+  const nkv = kT.shape[1];
   if (kT.shape[3] > S) {
     // A cache of fixed capacity: only its first S positions are written.
     kT = tf.slice(kT, [0, 0, 0, 0], [B, nkv, d, S]);

@@ -4,6 +4,8 @@ import type { CausalLM } from '../../model/causal-lm.ts';
 import { createCausalLM } from '../../model/load.ts';
 import { AdamWState, applyAdamW } from '../../train/optimizer.ts';
 import { selectBackend } from '../select.ts';
+import type { FusedKernelsOption } from '../switches.ts';
+import { ATTENTION_KERNEL } from './kernels/attention.ts';
 import { countWebGPUDispatches, probeWebGPUAdapter } from './setup.ts';
 
 const adapter = await probeWebGPUAdapter().catch(() => undefined);
@@ -67,6 +69,51 @@ describe.skipIf(adapter === undefined)(
       );
       expect(fused.forward).toBeLessThan(composed.forward);
       expect(fused.backward).toBeLessThan(composed.backward);
+    });
+
+    it('run the fused attention on decode steps and the composed ops on full sequences by default', async () => {
+      /** How many times `run` issued the fused attention kernel. */
+      const fusedCalls = async (run: () => Promise<void>): Promise<number> => {
+        const engine = tf.engine();
+        const original = engine.runKernel.bind(engine);
+        let calls = 0;
+        engine.runKernel = ((name: string, ...rest: unknown[]) => {
+          if (name === ATTENTION_KERNEL) calls++;
+          return (original as (...a: unknown[]) => unknown)(name, ...rest);
+        }) as typeof engine.runKernel;
+        try {
+          await run();
+        } finally {
+          engine.runKernel = original;
+        }
+        return calls;
+      };
+      const passes = async (fusedKernels?: FusedKernelsOption) => {
+        const model = await createCausalLM(config(2), {
+          seed: 1,
+          backend: 'webgpu',
+          ...(fusedKernels === undefined ? {} : { webgpu: { fusedKernels } }),
+        });
+        const forward = await fusedCalls(async () => {
+          const out = tf.tidy(() => model.tokenLogProbTensors(batch).logProbs);
+          await out.data();
+          out.dispose();
+        });
+        const decode = await fusedCalls(async () => {
+          await model.generate([[1, 2, 3]], {
+            maxNewTokens: 4,
+            temperature: 0,
+            seed: 1,
+            stopTokenIds: [],
+          });
+        });
+        model.dispose();
+        return { forward, decode };
+      };
+      // Defaults: full sequences (prefill, scoring, training) composed; the 3 decode steps fused.
+      expect(await passes()).toEqual({ forward: 0, decode: 3 * 2 });
+      expect(await passes({ attention: true })).toEqual({ forward: 2, decode: 4 * 2 });
+      expect(await passes({ decodeAttention: false })).toEqual({ forward: 0, decode: 0 });
     });
 
     it('come with the host time spent issuing them, and the counters are removed afterwards', async () => {

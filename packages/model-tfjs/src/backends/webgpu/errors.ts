@@ -30,3 +30,11 @@ export class WebGPUError extends AgentRLError {
     this.kind = kind;
   }
 }
+
+/**
+ * What an out-of-memory error on webgpu tells the user to shrink, in the order that costs least:
+ * the micro-batch, the generation size, the memory-lean fused attention (slower on full
+ * sequences; see `webgpu.fusedKernels`), the model.
+ */
+export const SHRINK_ADVICE =
+  'lower microBatchSize in trainStep/sftStep, generate for fewer prompts per call or fewer maxNewTokens, turn on webgpu.fusedKernels.attention (attention without a score matrix per layer: less memory, slower training), use a smaller model, or free tensors (tf.dispose) between steps';

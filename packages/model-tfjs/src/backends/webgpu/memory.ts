@@ -7,7 +7,7 @@
  * renames them fails here with a message instead of reading undefined.
  */
 import * as tf from '@tensorflow/tfjs';
-import { WebGPUError } from './errors.ts';
+import { SHRINK_ADVICE, WebGPUError } from './errors.ts';
 
 interface PooledBuffer {
   readonly size: number;
@@ -142,7 +142,7 @@ export function capBufferPool(backend: object, limit: () => number | undefined):
         if (manager.numBytesAllocated + size > cap) {
           throw new WebGPUError(
             'out-of-memory',
-            `a ${size}-byte GPU buffer would take the buffers in use to ${manager.numBytesAllocated + size} bytes, above webgpu.maxPoolBytes (${cap} bytes; ${freed} bytes of free buffers were released first): lower microBatchSize in trainStep/sftStep, generate for fewer prompts per call or fewer maxNewTokens, use a smaller model, or raise webgpu.maxPoolBytes`,
+            `a ${size}-byte GPU buffer would take the buffers in use to ${manager.numBytesAllocated + size} bytes, above webgpu.maxPoolBytes (${cap} bytes; ${freed} bytes of free buffers were released first): ${SHRINK_ADVICE}; or raise webgpu.maxPoolBytes`,
             {
               details: {
                 field: 'webgpu.maxPoolBytes',

@@ -8,7 +8,12 @@
 import * as tf from '@tensorflow/tfjs';
 import type { ModelLogger } from '../../logger.ts';
 import type { FusedKernelsOption, WebGPUSwitches } from '../switches.ts';
-import { WebGPUError, type WebGPUErrorKind, WebGPUUnavailableError } from './errors.ts';
+import {
+  SHRINK_ADVICE,
+  WebGPUError,
+  type WebGPUErrorKind,
+  WebGPUUnavailableError,
+} from './errors.ts';
 import { registerWebGPUKernels } from './kernels/index.ts';
 import { capBufferPool } from './memory.ts';
 
@@ -145,7 +150,7 @@ function gpuError(error: GpuErrorLike, during: string, suppressed = 0): WebGPUEr
   const first = error.message.split('\n')[0] ?? error.message;
   const fix =
     kind === 'out-of-memory'
-      ? 'lower microBatchSize in trainStep/sftStep, generate for fewer prompts per call or fewer maxNewTokens, use a smaller model, or free tensors (tf.dispose) between steps; webgpu.maxPoolBytes below the GPU memory drains the buffer pool before the device runs out'
+      ? `${SHRINK_ADVICE}; webgpu.maxPoolBytes below the GPU memory drains the buffer pool before the device runs out`
       : 'a tensor may exceed maxStorageBufferBindingSize (split it by rows) or a kernel is invalid';
   const more =
     suppressed > 0
