@@ -130,3 +130,41 @@ describe('generation with a KV cache', async () => {
     expect(memory().numTensors).toBe(before);
   });
 });
+
+describe('generation of a batch larger than the wasm heap allows at once', () => {
+  it('splits the rows into consecutive calls and samples the tokens of one call', async () => {
+    const prompts = Array.from({ length: 9 }, (_, b) =>
+      Array.from({ length: 6 + (b % 4) }, (_, t) => 2 + ((b * 7 + t * 3) % 45)),
+    );
+    const sampling = { maxNewTokens: 5, temperature: 0.8, seed: 11, stopTokenIds: [] };
+    const whole = await createCausalLM(config, { seed: 7, backend: 'wasm' });
+    expect(whole.generateChunks(prompts, sampling)).toEqual([[0, 9]]);
+    const expected = await whole.generate(prompts, sampling);
+    whole.dispose();
+    // A heap of 1 MiB allows 65,536 float32 elements per prefill: about 3 of these rows.
+    const small = await createCausalLM(config, {
+      seed: 7,
+      backend: 'wasm',
+      wasm: { heapBytes: 2 ** 20 },
+    });
+    try {
+      const chunks = small.generateChunks(prompts, sampling);
+      expect(chunks.length).toBeGreaterThan(2);
+      expect(chunks.flatMap(([s, e]) => Array.from({ length: e - s }, (_, i) => s + i))).toEqual(
+        prompts.map((_, b) => b),
+      );
+      const split = await small.generate(prompts, sampling);
+      expect(split.tokenIds).toEqual(expected.tokenIds);
+      // Each call pads to its own longest prompt, so products run over other shapes: the same
+      // numbers up to float32 rounding.
+      for (const [b, row] of split.logProbs.entries()) {
+        for (const [i, v] of row.entries())
+          expect(v).toBeCloseTo(expected.logProbs[b]?.[i] as number, 5);
+      }
+      expect(split.finishReasons).toEqual(expected.finishReasons);
+    } finally {
+      small.dispose();
+      await createCausalLM(config, { seed: 7, backend: 'wasm' }).then((m) => m.dispose());
+    }
+  });
+});

@@ -16,6 +16,7 @@ import {
 import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
 import type { BackendName } from '../backends/select.ts';
+import { wasmSwitches } from '../backends/switches.ts';
 import { Decoder } from '../decoder/decoder.ts';
 import type { LoRAAdapters, LoRAOptions } from '../decoder/lora.ts';
 import {
@@ -36,7 +37,11 @@ import {
   trainPolicyStep,
   trainSupervisedStep,
 } from '../train/steps.ts';
-import { DEFAULT_MAX_SCORE_ACTIVATIONS, planScoreChunks } from './score-chunks.ts';
+import {
+  DEFAULT_MAX_SCORE_ACTIVATIONS,
+  planScoreChunks,
+  prefillActivationElements,
+} from './score-chunks.ts';
 
 export type { ParameterStorage } from '../decoder/parameter-store.ts';
 
@@ -328,34 +333,68 @@ export class CausalLM extends Decoder implements Policy {
     sampling: SamplingOptions,
   ): Promise<GenerationResult> {
     checkSequences(prompts, this.config.vocabSize, 'prompts');
+    const chunks = this.generateChunks(prompts, sampling);
+    if (chunks.length === 1) return this.#generateRows(prompts, sampling, 0);
+    return (async () => {
+      const results: GenerationResult[] = [];
+      for (const [start, end] of chunks)
+        results.push(await this.#generateRows(prompts.slice(start, end), sampling, start));
+      return mergeGenerations(results);
+    })();
+  }
+
+  /**
+   * How `generate` splits `prompts` into consecutive calls: on wasm, rows whose prefill
+   * (`prefillActivationElements` at prompt + `maxNewTokens` tokens) stays within a sixteenth of
+   * the heap in float32 elements (a quarter of its bytes; the heap peaks at ~1.7× the estimate,
+   * and past 4 GiB a kernel reads out of bounds); elsewhere one call. Every row samples from its
+   * own stream, so the split does not change any token.
+   */
+  generateChunks(
+    prompts: readonly (readonly number[])[],
+    sampling: Pick<SamplingOptions, 'maxNewTokens'>,
+  ): [number, number][] {
+    if (this.backend !== 'wasm' || prompts.length <= 1) return [[0, prompts.length]];
+    const extra = Number.isInteger(sampling.maxNewTokens) ? Math.max(0, sampling.maxNewTokens) : 0;
+    return planScoreChunks(
+      prompts.map((p) => p.length + extra),
+      this.config,
+      { maxLogits: Number.POSITIVE_INFINITY, maxActivations: wasmSwitches().heapBytes / 16 },
+      prefillActivationElements,
+    );
+  }
+
+  #generateRows(
+    prompts: readonly (readonly number[])[],
+    sampling: SamplingOptions,
+    rowOffset: number,
+  ): Promise<GenerationResult> {
     const pool = this.#pool;
     // A decode step's cost is mostly per-step overhead, not rows: splitting a small batch across
     // threads only adds messaging (measured slower at 8 rows), so only large batches are split.
     if (pool === undefined || prompts.length < PARALLEL_GENERATE_MIN_ROWS) {
-      return this.parameters.withMergedLoRA(() => generateTokens(this, prompts, sampling));
+      return this.parameters.withMergedLoRA(() =>
+        generateTokens(this, prompts, sampling, rowOffset),
+      );
     }
-    return this.#generateParallel(pool, prompts, sampling);
+    return this.#generateParallel(pool, prompts, sampling, rowOffset);
   }
 
   async #generateParallel(
     pool: WorkerPool,
     prompts: readonly (readonly number[])[],
     sampling: SamplingOptions,
+    rowOffset: number,
   ): Promise<GenerationResult> {
     const shards = Math.min(pool.size + 1, prompts.length);
     const per = Math.ceil(prompts.length / shards);
     const parts: Promise<GenerationResult>[] = [];
     for (let k = 1; k < shards; k++) {
       const slice = prompts.slice(k * per, (k + 1) * per).map((p) => [...p]);
-      if (slice.length > 0) parts.push(pool.generate(k - 1, slice, sampling, k * per));
+      if (slice.length > 0) parts.push(pool.generate(k - 1, slice, sampling, rowOffset + k * per));
     }
-    const local = await generateTokens(this, prompts.slice(0, per), sampling, 0);
-    const results = [local, ...(await Promise.all(parts))];
-    return {
-      tokenIds: results.flatMap((r) => r.tokenIds),
-      logProbs: results.flatMap((r) => r.logProbs),
-      finishReasons: results.flatMap((r) => r.finishReasons),
-    };
+    const local = await generateTokens(this, prompts.slice(0, per), sampling, rowOffset);
+    return mergeGenerations([local, ...(await Promise.all(parts))]);
   }
 
   /** Writes the model as an HF folder (`config.json` + safetensors) in the config's dtype. */
@@ -420,4 +459,13 @@ export class CausalLM extends Decoder implements Policy {
     void this.stopWorkers();
     super.dispose();
   }
+}
+
+/** The results of consecutive row ranges as one result, rows in order. */
+function mergeGenerations(results: readonly GenerationResult[]): GenerationResult {
+  return {
+    tokenIds: results.flatMap((r) => r.tokenIds),
+    logProbs: results.flatMap((r) => r.logProbs),
+    finishReasons: results.flatMap((r) => r.finishReasons),
+  };
 }

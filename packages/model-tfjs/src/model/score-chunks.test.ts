@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planScoreChunks, scoreActivationElements } from './score-chunks.ts';
+import {
+  planScoreChunks,
+  prefillActivationElements,
+  scoreActivationElements,
+} from './score-chunks.ts';
 
 // The main job's decoder: 151-word vocabulary, 96 wide, 3 layers, 4 heads, SwiGLU 3×.
 const TINY = {
@@ -53,5 +57,26 @@ describe('planScoreChunks', () => {
   it('counts attention quadratically in the length', () => {
     const at = (len: number) => scoreActivationElements(TINY, 1, len) / len;
     expect(at(400) - at(200)).toBeCloseTo(2 * TINY.numHiddenLayers * TINY.numAttentionHeads * 200);
+  });
+
+  it('plans generation prefills with their own estimate, logits of the last position only', () => {
+    // 240 prompts of 162 tokens (150 + 12 new) made the wasm heap peak at 2.85 GB; 480 ran past
+    // 4 GiB. The estimate of all of them, 431 M elements for 240, is ~1.7 GB.
+    expect(prefillActivationElements(TINY, 240, 162)).toBe(240 * (3 * 151 + 162 * 3 * 3696));
+    expect(prefillActivationElements(TINY, 1, 200)).toBeLessThan(
+      scoreActivationElements(TINY, 1, 200),
+    );
+    const bound = 2 ** 32 / 16;
+    const chunks = planScoreChunks(
+      Array.from({ length: 480 }, () => 162),
+      TINY,
+      { maxLogits: Number.POSITIVE_INFINITY, maxActivations: bound },
+      prefillActivationElements,
+    );
+    expect(chunks.length).toBe(Math.ceil(prefillActivationElements(TINY, 480, 162) / bound));
+    for (const [start, end] of chunks)
+      expect(prefillActivationElements(TINY, end - start, 162)).toBeLessThanOrEqual(bound);
+    // The main job's batches (64 rollouts, 96 held-out games) stay in one call.
+    expect(prefillActivationElements(TINY, 96, 162)).toBeLessThanOrEqual(bound);
   });
 });

@@ -40,13 +40,30 @@ export function scoreActivationElements(
 }
 
 /**
+ * Elements the prefill of a generation holds at worst, for `rows` prompts padded to `length`
+ * tokens: every layer's activations as in {@link scoreActivationElements} (on wasm a forward frees
+ * nothing before its end), but logits only for the last position of each row.
+ */
+export function prefillActivationElements(
+  config: Parameters<typeof scoreActivationElements>[0],
+  rows: number,
+  length: number,
+): number {
+  const perLayer =
+    2 * config.numAttentionHeads * length + 16 * config.hiddenSize + 3 * config.intermediateSize;
+  return rows * (3 * config.vocabSize + length * config.numHiddenLayers * perLayer);
+}
+
+/**
  * Consecutive `[start, end)` ranges over rows of the given lengths, each as long as the limits
- * allow (a row that alone exceeds them still gets a chunk of its own). Order is kept.
+ * allow (a row that alone exceeds them still gets a chunk of its own). Order is kept. `elements`
+ * estimates what a chunk holds (default: a scoring forward's activations).
  */
 export function planScoreChunks(
   lengths: readonly number[],
   config: Parameters<typeof scoreActivationElements>[0],
   limits: ScoreChunkLimits,
+  elements: typeof scoreActivationElements = scoreActivationElements,
 ): [number, number][] {
   const chunks: [number, number][] = [];
   let start = 0;
@@ -58,7 +75,7 @@ export function planScoreChunks(
       const rows = end - start + 1;
       const fits =
         rows * len * config.vocabSize <= limits.maxLogits &&
-        scoreActivationElements(config, rows, len) <= limits.maxActivations;
+        elements(config, rows, len) <= limits.maxActivations;
       if (end > start && !fits) break;
       maxLen = len;
       end++;
