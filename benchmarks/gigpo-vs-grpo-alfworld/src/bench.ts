@@ -1,6 +1,7 @@
 /**
  * `pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench` — runs every job of the benchmark
- * (per seed: a warm start, then a GiGPO arm and a GRPO arm from it) as separate processes, two at
+ * (per seed: a warm start, then a GiGPO arm and a GRPO arm from it, then the final evaluation of
+ * all three on more held-out games) as separate processes, two at
  * a time (one per core), then writes results.json and results.md from the per-run JSON files.
  * Flags: --out DIR (default runs/<budget>: full, long with BENCH_BUDGET=long, smoke with
  * BENCH_SMOKE=1; git-ignored), --parallel N (default 2), --summary-only.
@@ -12,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dropArgsSeparator } from '@agentrl/core';
 import { writeOverlayReport } from '@agentrl/runner';
-import { ARMS, BUDGET, BUDGET_NAME, SEEDS, warmRecipe } from './config.ts';
+import { ARMS, BUDGET, BUDGET_NAME, FINAL_EVAL_EPISODES, SEEDS, warmRecipe } from './config.ts';
 import { summarize } from './summarize.ts';
 
 const { values } = parseArgs({
@@ -30,14 +31,20 @@ const here = new URL('.', import.meta.url).pathname;
 interface Job {
   readonly seed: number;
   readonly phase: string;
-  readonly after?: string;
+  /** Jobs that must finish first. */
+  readonly after?: readonly string[];
 }
 const key = (seed: number, phase: string) => `${seed}/${phase}`;
 const jobs: Job[] = [
   ...SEEDS.map((seed) => ({ seed, phase: 'warm' })),
   ...SEEDS.flatMap((seed) =>
-    Object.keys(ARMS).map((phase) => ({ seed, phase, after: key(seed, 'warm') })),
+    Object.keys(ARMS).map((phase) => ({ seed, phase, after: [key(seed, 'warm')] })),
   ),
+  ...SEEDS.map((seed) => ({
+    seed,
+    phase: 'eval',
+    after: Object.keys(ARMS).map((arm) => key(seed, arm)),
+  })),
 ];
 
 /**
@@ -51,7 +58,12 @@ function alreadyDone(job: Job): boolean {
       ? join(out, `seed-${job.seed}`, 'warm', 'warm.json')
       : join(out, `seed-${job.seed}`, `${job.phase}.json`);
   if (!existsSync(file)) return false;
-  const saved = JSON.parse(readFileSync(file, 'utf8')) as { recipe?: unknown; budget?: unknown };
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+    recipe?: unknown;
+    budget?: unknown;
+    episodes?: unknown;
+  };
+  if (job.phase === 'eval' && saved.episodes !== FINAL_EVAL_EPISODES) return false;
   const expected = job.phase === 'warm' ? warmRecipe(BUDGET) : BUDGET;
   const recorded = job.phase === 'warm' ? saved.recipe : saved.budget;
   return JSON.stringify(recorded) === JSON.stringify(expected);
@@ -93,7 +105,7 @@ if (!values['summary-only']) {
   const pending = [...jobs];
   const worker = async (): Promise<void> => {
     for (;;) {
-      const index = pending.findIndex((j) => j.after === undefined || finished.has(j.after));
+      const index = pending.findIndex((j) => (j.after ?? []).every((k) => finished.has(k)));
       if (index < 0) {
         if (pending.length === 0) return;
         await new Promise((r) => setTimeout(r, 1000));

@@ -94,6 +94,13 @@ export const ARMS: Readonly<
 export const SEEDS = [0, 1, 2, 3, 4] as const;
 
 /**
+ * Held-out games on which each seed's warm start and each arm's final policy are scored once more
+ * after training (the `eval` job), at the validation temperature: five times the validation's 96,
+ * for intervals about half as wide. The first `valEpisodes` of them are the validation's games.
+ */
+export const FINAL_EVAL_EPISODES = { smoke: 8, long: 480, full: 480 }[BUDGET_NAME];
+
+/**
  * The budget fields a warm start depends on (decoder, vocabulary, demonstrations, SFT). A saved
  * warm start whose recorded recipe equals this one is reused by `bench` instead of being redone.
  */

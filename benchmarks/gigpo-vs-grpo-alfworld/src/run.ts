@@ -2,6 +2,8 @@
  * One job of the benchmark, run as its own process:
  *   run.ts --seed N --phase warm --out DIR   warm start (expert demos + SFT), saved to DIR/seed-N/warm
  *   run.ts --seed N --phase gigpo|grpo --out DIR   RL from that warm start, result to DIR/seed-N/<arm>.json
+ *   run.ts --seed N --phase eval --out DIR   the warm start and each arm's final policy on
+ *     FINAL_EVAL_EPISODES held-out games, to DIR/seed-N/eval.json
  */
 
 import { readFileSync } from 'node:fs';
@@ -18,11 +20,13 @@ import {
   collectDemonstrations,
   createEstimator,
   type EnvSpec,
+  evaluateAgent,
+  policyAgent,
   runSft,
   Trainer,
   writeJsonAtomic,
 } from '@agentrl/runner';
-import { ARMS, BUDGET as B, warmRecipe } from './config.ts';
+import { ARMS, BUDGET as B, FINAL_EVAL_EPISODES, warmRecipe } from './config.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,8 +39,8 @@ const seed = Number(values.seed);
 const phase = values.phase ?? '';
 if (!Number.isInteger(seed))
   throw new Error(`--seed ${values.seed}: give an integer, e.g. --seed 0`);
-if (phase !== 'warm' && !(phase in ARMS))
-  throw new Error(`--phase ${phase}: use warm, ${Object.keys(ARMS).join(' or ')}`);
+if (phase !== 'warm' && phase !== 'eval' && !(phase in ARMS))
+  throw new Error(`--phase ${phase}: use warm, ${Object.keys(ARMS).join(', ')} or eval`);
 const out = resolve(values.out ?? 'runs');
 const seedDir = join(out, `seed-${seed}`);
 const warmDir = join(seedDir, 'warm');
@@ -91,6 +95,45 @@ if (phase === 'warm') {
     seconds: Math.round((performance.now() - started) / 100) / 10,
   });
   log('warm start saved');
+} else if (phase === 'eval') {
+  // The policy each model ends with, scored on the same held-out games as the validation and more.
+  const models = [
+    { name: 'warm', dir: join(warmDir, 'model') },
+    ...Object.keys(ARMS).map((arm) => {
+      const checkpoints = join(seedDir, arm, 'checkpoints');
+      const latest = JSON.parse(readFileSync(join(checkpoints, 'latest.json'), 'utf8')) as {
+        checkpoint: string;
+      };
+      return { name: arm, dir: join(checkpoints, latest.checkpoint, 'model') };
+    }),
+  ];
+  const results: Record<string, { wins: number; episodes: number; model: string }> = {};
+  for (const m of models) {
+    await policy.load(m.dir);
+    const evaluation = await evaluateAgent({
+      env: spec,
+      agent: policyAgent(policy, tokenizer, {
+        sampling: { maxNewTokens: B.maxNewTokens, temperature: B.valTemperature },
+      }),
+      episodes: FINAL_EVAL_EPISODES,
+      seed,
+      maxTurns: B.maxTurns,
+      prefix: `eval-${m.name}`,
+    });
+    results[m.name] = {
+      wins: evaluation.success.wins,
+      episodes: evaluation.success.n,
+      model: m.dir.slice(seedDir.length + 1),
+    };
+    log(`${m.name}: ${evaluation.success.wins}/${evaluation.success.n} held-out games won`);
+  }
+  await writeJsonAtomic(join(seedDir, 'eval.json'), {
+    seed,
+    budget: B,
+    episodes: FINAL_EVAL_EPISODES,
+    results,
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+  });
 } else {
   const arm = ARMS[phase] as (typeof ARMS)[string];
   await policy.load(join(warmDir, 'model'));

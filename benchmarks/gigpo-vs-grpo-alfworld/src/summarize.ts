@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { wilsonInterval } from '@agentrl/runner';
-import { ARMS, BUDGET, SEEDS } from './config.ts';
+import { ARMS, BUDGET, FINAL_EVAL_EPISODES, SEEDS } from './config.ts';
 
 interface ArmResult {
   readonly seed: number;
@@ -20,6 +20,13 @@ interface ArmResult {
     stepGroupSingletonFraction?: number;
   }[];
   readonly seconds: number;
+}
+
+/** One seed's `eval` job: wins of the warm start and of each arm's final policy. */
+interface FinalEval {
+  readonly seed: number;
+  readonly episodes: number;
+  readonly results: Record<string, { wins: number; episodes: number }>;
 }
 
 /** Mean and sample standard deviation (n − 1). */
@@ -144,6 +151,44 @@ export async function summarize(out: string, packageDir: string): Promise<{ mark
       },
     };
   });
+  // The final evaluation on more held-out games (the `eval` jobs): per seed, the warm start and
+  // each arm with Wilson intervals, whether RL's interval clears the warm start's, and the arms'
+  // paired difference over seeds on these games.
+  const evals: FinalEval[] = SEEDS.map((seed) => join(out, `seed-${seed}`, 'eval.json'))
+    .filter((f) => existsSync(f))
+    .map((f) => JSON.parse(readFileSync(f, 'utf8')) as FinalEval)
+    .filter((e) => e.episodes === FINAL_EVAL_EPISODES);
+  const evalRate = (name: string) =>
+    new Map(
+      evals.flatMap((e) => {
+        const r = e.results[name];
+        return r === undefined ? [] : [[e.seed, r.wins / r.episodes] as const];
+      }),
+    );
+  const finalEval = {
+    episodes: FINAL_EVAL_EPISODES,
+    perSeed: evals.map((e) => {
+      const warmResult = e.results.warm as { wins: number; episodes: number };
+      const warmCi = wilsonInterval(warmResult.wins, warmResult.episodes);
+      return {
+        seed: e.seed,
+        warm: { wins: warmResult.wins, ...warmCi },
+        arms: Object.fromEntries(
+          Object.keys(ARMS).flatMap((arm) => {
+            const r = e.results[arm];
+            if (r === undefined) return [];
+            const ci = wilsonInterval(r.wins, r.episodes);
+            return [[arm, { wins: r.wins, ...ci, separatesFromWarm: ci.low > warmCi.high }]];
+          }),
+        ),
+      };
+    }),
+    paired: { arms: [armA, armB], ...pairedDifference(evalRate(armA), evalRate(armB)) },
+    rlGain: Object.keys(ARMS).map((arm) => ({
+      arm,
+      ...pairedDifference(evalRate(arm), evalRate('warm')),
+    })),
+  };
   const results = {
     workload:
       'generated tiny ALFWorld households (TINY_HOUSEHOLD, 15 steps), 96 held-out games (seed + 1000)',
@@ -153,6 +198,7 @@ export async function summarize(out: string, packageDir: string): Promise<{ mark
     arms,
     paired: { arms: [armA, armB], ...paired },
     rlGain,
+    finalEval,
   };
   await writeFile(join(packageDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -214,6 +260,29 @@ export async function summarize(out: string, packageDir: string): Promise<{ mark
         '',
         `${a.arm}${ARMS[a.arm]?.name === 'gigpo' ? '' : ' (anchor groups counted in its batches; GRPO does not use them)'}: mean step-group size ${meanStd(sizes).mean.toFixed(2)} steps per anchor state, ${pct(meanStd(a.perSeed.map((p) => p.meanSingletonStepGroupFraction).filter((x) => Number.isFinite(x))).mean)} % of step groups singletons (averaged over iterations and seeds).`,
       );
+  }
+  if (finalEval.perSeed.length > 0) {
+    const ci = (c: { wins: number; n: number; low: number; high: number }) =>
+      `${c.wins} / ${c.n} (${pct(c.low)}–${pct(c.high)} %)`;
+    lines.push(
+      '',
+      `Final evaluation on ${FINAL_EVAL_EPISODES} held-out games per seed (the validation's games and more; 95 % Wilson intervals; ✓: the arm's interval lies above the warm start's):`,
+      '',
+      `| seed | warm start | ${Object.keys(ARMS).join(' | ')} | ${armA} − ${armB} (points) |`,
+      `| --- | --- | ${Object.keys(ARMS)
+        .map(() => '---')
+        .join(' | ')} | --- |`,
+      ...finalEval.perSeed.map((p) => {
+        const cells = Object.keys(ARMS).map((arm) => {
+          const a = p.arms[arm];
+          return a === undefined ? '–' : `${ci(a)}${a.separatesFromWarm ? ' ✓' : ''}`;
+        });
+        const d = finalEval.paired.perSeed.find((x) => x.seed === p.seed);
+        return `| ${p.seed} | ${ci(p.warm)} | ${cells.join(' | ')} | ${d ? pct(d.diff) : '–'} |`;
+      }),
+      '',
+      `On these games: ${armA} − ${armB} ${pct(finalEval.paired.mean)} points, 95 % t-interval [${pct(finalEval.paired.low)}, ${pct(finalEval.paired.high)}] over ${finalEval.paired.n} seeds; RL gain over the warm start ${finalEval.rlGain.map((g) => `${g.arm} ${pct(g.mean)} [${pct(g.low)}, ${pct(g.high)}]`).join(', ')}.`,
+    );
   }
   const markdown = lines.join('\n');
   await writeFile(join(packageDir, 'results.md'), `${markdown}\n`);
