@@ -14,8 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   alfworldTrain,
   expectEngineLogProbGap,
-  expectEngineMetrics,
-  expectSameTraining,
+  expectResumeRepeatsStraightRun,
   freshRunDir,
   readMetrics,
   runCli,
@@ -42,26 +41,13 @@ describe('training with rollout.engine openai against agentrl serve', () => {
     timeout: 180_000,
   }, async () => {
     const urls = ['--set', `rollout.engine.options.baseUrls=["${server.baseUrl}"]`];
-    const runDir = freshRunDir('agentrl-openai-');
-    const args = alfworldTrain(runDir, ...TINY, ...urls);
-    const first = await runCli([...args, '--iterations', '1']);
-    expect(first.code, first.err).toBe(0);
-    expect(first.err).toMatch(
+    const { runDir, firstErr } = await expectResumeRepeatsStraightRun('agentrl-openai-', (dir) =>
+      alfworldTrain(dir, ...TINY, ...urls),
+    );
+    expect(firstErr).toMatch(
       /rollout engine openai: 1 server\(s\), weights synced by \/update_weights_from_disk/,
     );
-    const resumed = await runCli([...args, '--iterations', '2', '--resume']);
-    expect(resumed.code, resumed.err).toBe(0);
-    const metrics = readMetrics(runDir);
-    expect(metrics.map((m) => m.iteration)).toEqual([0, 1]);
-    expectEngineMetrics(metrics);
     expect(existsSync(join(runDir, 'report.html'))).toBe(true);
-
-    const straightDir = freshRunDir('agentrl-openai-');
-    const straight = await runCli(
-      alfworldTrain(straightDir, ...TINY, ...urls, '--iterations', '2'),
-    );
-    expect(straight.code, straight.err).toBe(0);
-    expectSameTraining(metrics, readMetrics(straightDir));
   });
 
   it('syncs only the adapters of a LoRA run through /v1/load_lora_adapter, with the same log-prob gap', {

@@ -10,8 +10,7 @@ import { describe, expect, it } from 'vitest';
 import {
   alfworldTrain,
   expectEngineLogProbGap,
-  expectEngineMetrics,
-  expectSameTraining,
+  expectResumeRepeatsStraightRun,
   freshRunDir,
   readMetrics,
   runCli,
@@ -32,22 +31,10 @@ describe('training with rollout.engine llama.cpp', () => {
   it('trains on llama.cpp rollouts with recomputed log-probs, and a run resumed after a stop repeats the uninterrupted one', {
     timeout: 120_000,
   }, async () => {
-    const runDir = freshRunDir('agentrl-llamacpp-');
-    const args = alfworldTrain(runDir, ...TINY);
-    const first = await runCli([...args, '--iterations', '1']);
-    expect(first.code, first.err).toBe(0);
-    const resumed = await runCli([...args, '--iterations', '2', '--resume']);
-    expect(resumed.code, resumed.err).toBe(0);
-    const metrics = readMetrics(runDir);
-    expect(metrics.map((m) => m.iteration)).toEqual([0, 1]);
-    expectEngineMetrics(metrics);
+    const { runDir } = await expectResumeRepeatsStraightRun('agentrl-llamacpp-', (dir) =>
+      alfworldTrain(dir, ...TINY),
+    );
     expect(existsSync(join(runDir, 'engine-weights'))).toBe(false);
-
-    // The same two iterations without the stop: the resumed run repeated them.
-    const straightDir = freshRunDir('agentrl-llamacpp-');
-    const straight = await runCli(alfworldTrain(straightDir, ...TINY, '--iterations', '2'));
-    expect(straight.code, straight.err).toBe(0);
-    expectSameTraining(metrics, readMetrics(straightDir));
   });
 
   it('syncs only the adapters of a LoRA run, with the same log-prob gap', {

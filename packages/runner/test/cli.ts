@@ -110,3 +110,28 @@ export function expectSameTraining(
     );
   }
 }
+
+/**
+ * Trains one iteration, resumes the same run to two, and trains two iterations straight in a
+ * fresh folder: checks each call succeeds, the resumed run holds iterations 0 and 1 with the
+ * engine's metrics, and both runs trained on the same thing. Returns the resumed run's folder and
+ * metrics and the first call's stderr.
+ */
+export async function expectResumeRepeatsStraightRun(
+  prefix: string,
+  args: (runDir: string) => string[],
+): Promise<{ runDir: string; metrics: Record<string, number>[]; firstErr: string }> {
+  const runDir = freshRunDir(prefix);
+  const first = await runCli([...args(runDir), '--iterations', '1']);
+  expect(first.code, first.err).toBe(0);
+  const resumed = await runCli([...args(runDir), '--iterations', '2', '--resume']);
+  expect(resumed.code, resumed.err).toBe(0);
+  const metrics = readMetrics(runDir);
+  expect(metrics.map((m) => m.iteration)).toEqual([0, 1]);
+  expectEngineMetrics(metrics);
+  const straightDir = freshRunDir(prefix);
+  const straight = await runCli([...args(straightDir), '--iterations', '2']);
+  expect(straight.code, straight.err).toBe(0);
+  expectSameTraining(metrics, readMetrics(straightDir));
+  return { runDir, metrics, firstErr: first.err };
+}
