@@ -336,48 +336,6 @@ export function kernelProfile(
 
 // ---- buffer bytes ----------------------------------------------------------------------------
 
-interface Peaks {
-  inUse: number;
-  pool: number;
-}
-
-const peaks = new WeakMap<BufferManagerLike, Peaks>();
-
-function tracked(): { bm: BufferManagerLike; peak: Peaks } {
-  const bm = webgpuBackend().bufferManager;
-  let peak = peaks.get(bm);
-  if (peak === undefined) {
-    const p: Peaks = { inUse: bm.numBytesUsed, pool: bm.numBytesAllocated };
-    peak = p;
-    const acquire = bm.acquireBuffer.bind(bm);
-    bm.acquireBuffer = (...args: unknown[]) => {
-      const buffer = acquire(...args);
-      if (bm.numBytesUsed > p.inUse) p.inUse = bm.numBytesUsed;
-      if (bm.numBytesAllocated > p.pool) p.pool = bm.numBytesAllocated;
-      return buffer;
-    };
-    peaks.set(bm, p);
-  }
-  return { bm, peak };
-}
-
-/** Starts peak tracking afresh from the bytes held now. */
-export function resetPeakBytes(): void {
-  const { bm, peak } = tracked();
-  peak.inUse = bm.numBytesUsed;
-  peak.pool = bm.numBytesAllocated;
-}
-
-/**
- * Peak bytes since the last reset: `inUse` in buffers tensors (and staging/uniform buffers)
- * held, `pool` allocated on the device including tfjs's free-buffer pool (what the GPU really
- * gave; compare with torch's `max_memory_reserved`).
- */
-export function peakBytes(): { inUse: number; pool: number } {
-  const { peak } = tracked();
-  return { inUse: peak.inUse, pool: peak.pool };
-}
-
 /** Destroys the buffers tfjs keeps in its free pool (between workloads); returns bytes freed. */
 export function releaseFreeBuffers(): number {
   webgpuBackend();

@@ -9,6 +9,7 @@ import {
   createCausalLM,
   type FusedKernelsOption,
   type ModelLogger,
+  measureWebGPUMemory,
   selectBackend,
   webgpuBindingLimit,
   withStreamingBackprop,
@@ -19,9 +20,7 @@ import {
   type KernelProfile,
   kernelProfile,
   kernelTime,
-  peakBytes,
   releaseFreeBuffers,
-  resetPeakBytes,
   syncGpu,
 } from './gpu-metrics.ts';
 import { createRandomModel } from './model-factory.ts';
@@ -224,39 +223,43 @@ export async function runTfjsWorkloads(
       const model = current.model;
       const { step, dispose, microBatchSize: mb } = stepOf(w, model, createRng(`${w.name}`));
       try {
-        resetPeakBytes();
-        say(`tfjs: ${w.name}: warm-up`);
-        await step();
-        const times: number[] = [];
-        let dispatches = 0;
-        let readBytes = 0;
-        let hostMs = 0;
-        let hostFraction = 0;
-        for (let i = 0; i < options.repeats; i++) {
-          const t0 = performance.now();
-          if (i === 0) ({ dispatches, readBytes, hostMs } = await countWebGPUDispatches(step));
-          else await step();
-          times.push(performance.now() - t0);
-          if (i === 0) hostFraction = hostMs / (times[0] as number);
-        }
-        const ms = median(times);
-        let kernel: { kernelMs: number | null; note?: string; profile?: KernelProfile } = {
-          kernelMs: null,
-          note: 'not measured (--no-kernel-time)',
-        };
-        if (options.kernelTiming) {
-          say(`tfjs: ${w.name}: kernel time (timestamp queries)`);
-          const k = await kernelTime(step);
-          kernel =
-            k.kernelMs === null
-              ? { kernelMs: null, note: k.reason }
-              : {
-                  kernelMs: k.kernelMs,
-                  note: `${k.kernels} timed kernels`,
-                  profile: kernelProfile(k.dispatches, ms),
-                };
-        }
-        const peak = peakBytes();
+        // Peak buffer bytes from the warm-up to the end of the kernel timing.
+        const measured = await measureWebGPUMemory(async () => {
+          say(`tfjs: ${w.name}: warm-up`);
+          await step();
+          const times: number[] = [];
+          let dispatches = 0;
+          let readBytes = 0;
+          let hostMs = 0;
+          let hostFraction = 0;
+          for (let i = 0; i < options.repeats; i++) {
+            const t0 = performance.now();
+            if (i === 0) ({ dispatches, readBytes, hostMs } = await countWebGPUDispatches(step));
+            else await step();
+            times.push(performance.now() - t0);
+            if (i === 0) hostFraction = hostMs / (times[0] as number);
+          }
+          const ms = median(times);
+          let kernel: { kernelMs: number | null; note?: string; profile?: KernelProfile } = {
+            kernelMs: null,
+            note: 'not measured (--no-kernel-time)',
+          };
+          if (options.kernelTiming) {
+            say(`tfjs: ${w.name}: kernel time (timestamp queries)`);
+            const k = await kernelTime(step);
+            kernel =
+              k.kernelMs === null
+                ? { kernelMs: null, note: k.reason }
+                : {
+                    kernelMs: k.kernelMs,
+                    note: `${k.kernels} timed kernels`,
+                    profile: kernelProfile(k.dispatches, ms),
+                  };
+          }
+          return { times, ms, dispatches, readBytes, hostMs, hostFraction, kernel };
+        });
+        const { times, ms, dispatches, readBytes, hostMs, hostFraction, kernel } = measured.result;
+        const peak = { inUse: measured.peakInUseBytes, pool: measured.peakPoolBytes };
         const tokens = workloadTokens(w);
         onResult(w, {
           ms,
