@@ -14,6 +14,12 @@ export const FULL_BUDGET = {
    * KL, no entropy bonus.
    */
   ...MAIN_JOB_RECIPE,
+  /**
+   * Validation on 96 held-out games every 4 iterations (the curves); the final policies are
+   * scored on `FINAL_EVAL_EPISODES` by the eval jobs instead of the main job's 480-game validations.
+   */
+  valEpisodes: 96,
+  valEvery: 4,
   /** The main job's per-turn token budget. */
   maxNewTokens: 12,
   /** Penalty on the reward of a step whose action did not parse (the paper's ALFWorld runs use 0.1). */

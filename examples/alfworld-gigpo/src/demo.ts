@@ -54,7 +54,9 @@ export interface DemoBudget {
  * The measured CPU recipe (README "Findings"): a warm start long enough that a quarter of the
  * held-out games are won (so most groups hold both wins and losses), then GiGPO on 16 distinct
  * games per iteration (groups of 4), several AdamW steps per iteration (mini-batches of 64 rows)
- * at 2e-4, rollouts at the validation temperature 0.4.
+ * at 2e-4, rollouts at the validation temperature 0.4. Held-out success is measured on 480 games
+ * (intervals about 8 points wide instead of 18 with 96) after the warm start, after 8 iterations
+ * and at the end.
  */
 export const FULL_BUDGET: DemoBudget = {
   name: 'full',
@@ -68,8 +70,8 @@ export const FULL_BUDGET: DemoBudget = {
   iterations: 16,
   groups: 16,
   groupSize: 4,
-  valEpisodes: 96,
-  valEvery: 4,
+  valEpisodes: 480,
+  valEvery: 8,
   learningRate: 2e-4,
   miniBatchSize: 64,
   temperature: 0.4,
