@@ -5,6 +5,8 @@
  * model's internals and may change in any release; training and generation never need them (the
  * main entry point, `@agentrl/model-tfjs`, has everything a user of the model calls).
  */
+
+export { countWebGPUDispatches } from './backends/webgpu/dispatch-counter.ts';
 export {
   FUSED_KERNELS,
   fusedRmsNorm,
@@ -13,7 +15,6 @@ export {
   fusedTokenLogProbs,
 } from './backends/webgpu/kernels/fused.ts';
 export { type GpuSamplingOptions, sampleTokensOnGpu } from './backends/webgpu/kernels/sample.ts';
-export { countWebGPUDispatches } from './backends/webgpu/setup.ts';
 export {
   blockRanges,
   gatherSplitRows,

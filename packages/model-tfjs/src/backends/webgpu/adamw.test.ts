@@ -12,8 +12,9 @@ import {
   type OptimizerOptions,
 } from '../../train/optimizer.ts';
 import { selectBackend } from '../select.ts';
+import { countWebGPUDispatches } from './dispatch-counter.ts';
 import { momentsGroupLimit, normGroupLimit } from './kernels/adamw.ts';
-import { countWebGPUDispatches, probeWebGPUAdapter, webgpuBindingLimit } from './setup.ts';
+import { probeWebGPUAdapter, webgpuBindingLimit } from './setup.ts';
 
 const fixtureDir = sharedPath('fixtures', 'qwen2-tiny');
 const adapter = await probeWebGPUAdapter().catch(() => undefined);

@@ -5,8 +5,9 @@ import { createCausalLM } from '../../model/load.ts';
 import { AdamWState, applyAdamW } from '../../train/optimizer.ts';
 import { selectBackend } from '../select.ts';
 import type { FusedKernelsOption } from '../switches.ts';
+import { countWebGPUDispatches } from './dispatch-counter.ts';
 import { ATTENTION_KERNEL } from './kernels/attention.ts';
-import { countWebGPUDispatches, probeWebGPUAdapter } from './setup.ts';
+import { probeWebGPUAdapter } from './setup.ts';
 
 const adapter = await probeWebGPUAdapter().catch(() => undefined);
 const skipReason =

@@ -6,8 +6,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleToken, type TokenSamplingOptions } from '../../generate/sampling.ts';
 import { loadCausalLM } from '../../model/load.ts';
 import { selectBackend } from '../select.ts';
+import { countWebGPUDispatches } from './dispatch-counter.ts';
 import { sampleTokensOnGpu } from './kernels/sample.ts';
-import { countWebGPUDispatches, probeWebGPUAdapter } from './setup.ts';
+import { probeWebGPUAdapter } from './setup.ts';
 
 const fixtureDir = sharedPath('fixtures', 'qwen2-tiny');
 const expected = JSON.parse(await readFile(`${fixtureDir}/expected.json`, 'utf8')) as {

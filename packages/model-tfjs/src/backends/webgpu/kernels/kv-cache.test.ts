@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { rotaryTables } from '../../../decoder/ops.ts';
 import { seededFloats } from '../../../test-models.ts';
 import { selectBackend } from '../../select.ts';
-import { countWebGPUDispatches, probeWebGPUAdapter } from '../setup.ts';
+import { countWebGPUDispatches } from '../dispatch-counter.ts';
+import { probeWebGPUAdapter } from '../setup.ts';
 import {
   allocateLayerCache,
   appendKeys,
