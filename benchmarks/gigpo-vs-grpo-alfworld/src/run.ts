@@ -21,6 +21,7 @@ import {
   createEstimator,
   type EnvSpec,
   evaluateAgent,
+  latestCheckpointDir,
   policyAgent,
   runSft,
   Trainer,
@@ -97,16 +98,15 @@ if (phase === 'warm') {
   log('warm start saved');
 } else if (phase === 'eval') {
   // The policy each model ends with, scored on the same held-out games as the validation and more.
-  const models = [
-    { name: 'warm', dir: join(warmDir, 'model') },
-    ...Object.keys(ARMS).map((arm) => {
-      const checkpoints = join(seedDir, arm, 'checkpoints');
-      const latest = JSON.parse(readFileSync(join(checkpoints, 'latest.json'), 'utf8')) as {
-        checkpoint: string;
-      };
-      return { name: arm, dir: join(checkpoints, latest.checkpoint, 'model') };
-    }),
-  ];
+  const models = [{ name: 'warm', dir: join(warmDir, 'model') }];
+  for (const arm of Object.keys(ARMS)) {
+    const checkpoint = await latestCheckpointDir(join(seedDir, arm));
+    if (checkpoint === undefined)
+      throw new Error(
+        `seed ${seed} ${arm}: no checkpoint in ${join(seedDir, arm)}; run the arm first`,
+      );
+    models.push({ name: arm, dir: join(checkpoint, 'model') });
+  }
   const results: Record<string, { wins: number; episodes: number; model: string }> = {};
   for (const m of models) {
     await policy.load(m.dir);

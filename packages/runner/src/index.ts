@@ -85,6 +85,7 @@ export {
 export { mean, summary, wilsonInterval } from './stats.ts';
 export {
   type AdvantageEstimator,
+  latestCheckpointDir,
   Trainer,
   type TrainerEvent,
   type TrainerOptions,

@@ -90,6 +90,24 @@ export interface TrainingSummary {
   readonly resumedFrom: number | undefined;
 }
 
+/**
+ * The folder of the latest checkpoint a {@link Trainer} wrote in `runDir` (its `model/` holds the
+ * policy, `state.json` the trainer state), or undefined when the run has none; a
+ * `checkpoints/latest.json` that is not a checkpoint pointer is a `DataError`.
+ */
+export async function latestCheckpointDir(runDir: string): Promise<string | undefined> {
+  const root = join(runDir, 'checkpoints');
+  const latestPath = join(root, 'latest.json');
+  if (!existsSync(latestPath)) return undefined;
+  const latest = latestSchema.safeParse(await readJson(latestPath));
+  if (!latest.success) {
+    throw new DataError(`${latestPath} is not a checkpoint pointer; delete it or start a new run`, {
+      details: { field: 'checkpoint' },
+    });
+  }
+  return join(root, latest.data.checkpoint);
+}
+
 /** The GiGPO / GRPO / RLOO trainer. */
 export class Trainer {
   readonly #o: TrainerOptions;
@@ -348,19 +366,8 @@ export class Trainer {
 
   /** Reads the latest checkpoint of the run folder, or undefined when there is none. */
   async #readLatest(): Promise<{ dir: string; state: TrainerState } | undefined> {
-    const root = join(this.#s.runDir, 'checkpoints');
-    const latestPath = join(root, 'latest.json');
-    if (!existsSync(latestPath)) return undefined;
-    const latest = latestSchema.safeParse(await readJson(latestPath));
-    if (!latest.success) {
-      throw new DataError(
-        `${latestPath} is not a checkpoint pointer; delete it or start a new run`,
-        {
-          details: { field: 'checkpoint' },
-        },
-      );
-    }
-    const dir = join(root, latest.data.checkpoint);
+    const dir = await latestCheckpointDir(this.#s.runDir);
+    if (dir === undefined) return undefined;
     const state = stateSchema.safeParse(await readJson(join(dir, 'state.json')));
     if (!state.success) {
       throw new DataError(`${dir}/state.json is not a trainer state: ${state.error.message}`, {
