@@ -44,8 +44,8 @@ export interface RolloutResult {
 
 /**
  * A generator of rollouts: token ids in, token ids out, weights synced from the trainer.
- * Implementations: the in-process tfjs decoder, llama.cpp (`@agentrl/engine-llamacpp`), and
- * OpenAI-compatible servers.
+ * Packages above core implement it (an in-process decoder, llama.cpp, OpenAI-compatible servers);
+ * core depends on none of them.
  */
 export interface RolloutEngine {
   /** Short name for logs and run metadata (`tfjs`, `llama.cpp`, ...). */

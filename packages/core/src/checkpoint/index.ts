@@ -1,9 +1,9 @@
 /**
  * `@agentrl/core/checkpoint` — Hugging Face checkpoint folders without a tensor library: safetensors
  * files, BF16 / F16 bit conversions, the Qwen2 / Llama `config.json`, the tensors of a (sharded)
- * model folder, and the files of a LoRA checkpoint. `@agentrl/model-tfjs` trains on these
- * folders; rollout engines (`@agentrl/engine-llamacpp`) and the OpenAI-compatible client read them
- * without loading TensorFlow.js. Node built-ins only, like the rest of core.
+ * model folder, and the files of a LoRA checkpoint: what the model packages write and the rollout
+ * engines read, here so that a reader needs no tensor library. Node built-ins only, like the rest
+ * of core, which depends on no other package.
  */
 export {
   type CausalLMConfig,
