@@ -48,14 +48,18 @@ export function unknownKeyMessage(key: string, where: string, valid: readonly st
   return `unknown key ${name}: remove it or check its spelling${hint} (valid keys: ${valid.join(', ')})`;
 }
 
+/** An object literal (or one parsed from a config file): not an array, not a class instance. */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 /**
  * Throws a {@link ConfigError} for the first key of `options` (or of a nested object option) that
  * `schema` does not declare; the message names the key, `where` it was found (e.g.
- * `algorithm.options`) and the closest valid key. Values are not checked here.
+ * `algorithm.options`) and the closest valid key. Values are not checked here, and neither are
+ * the keys of class instances (a `Shop` given in code where plain data is also accepted).
  */
 export function checkOptionKeys(options: unknown, schema: OptionsSchema, where: string): void {
   if (!isPlainObject(options)) return;

@@ -51,6 +51,38 @@ export const directDriver: PageDriver = {
 };
 
 /**
+ * The keys of a catalogue source given as plain data (every kind's, so a misspelt key fails naming
+ * the closest one); `dataDir` is a path, resolved against a run config's folder.
+ */
+export const CATALOGUE_OPTIONS = {
+  kind: { description: "'data' (the WebShop files), 'synthetic' (generated) or 'products'" },
+  dataDir: { path: true, description: "kind 'data': the data folder", default: '$WEBSHOP_DATA' },
+  humanInstructions: { description: "kind 'data': read the human instruction file too" },
+  size: { description: "kind 'synthetic': number of products", default: 100 },
+  seed: { description: "kind 'synthetic': seed of the generator", default: 0 },
+  instructedFraction: {
+    description: "kind 'synthetic': fraction of products with an instruction",
+    default: 0.6,
+  },
+  products: { description: "kind 'products': the product records" },
+} as const satisfies { readonly [K in KeysOfUnion<CatalogueSource>]: OptionSpec };
+
+/** Every key of any member of a union. */
+type KeysOfUnion<T> = T extends unknown ? keyof T : never;
+
+/** The keys of a shop given as plain data ({@link ShopOptions}). */
+export const SHOP_OPTIONS = {
+  catalogue: {
+    description: 'where the products come from',
+    default: '$WEBSHOP_DATA',
+    options: CATALOGUE_OPTIONS,
+  },
+  goals: { description: "'synthetic' (verl-agent's) or 'human' goals", default: 'synthetic' },
+  nameNouns: { description: "noun provider of the reward's type check" },
+  showAttributes: { description: 'show the Attributes button on item pages', default: false },
+} as const satisfies { readonly [K in keyof Required<ShopOptions>]: OptionSpec };
+
+/**
  * The options `webshop/text-v1` accepts, with their defaults (the registration declares them, so a
  * misspelt key fails naming the closest one). Every key of {@link WebshopEnvOptions}.
  */
@@ -58,10 +90,12 @@ export const WEBSHOP_ENV_OPTIONS = {
   shop: {
     description:
       'the shop: a Shop, or its options { catalogue, goals, showAttributes } (envs with equal options share one)',
+    options: SHOP_OPTIONS,
   },
   catalogue: {
     description: 'where the products come from when no shop is given',
     default: '$WEBSHOP_DATA',
+    options: CATALOGUE_OPTIONS,
   },
   dataDir: { path: true, description: "shorthand for catalogue: { kind: 'data', dataDir }" },
   goals: { description: "'synthetic' (verl-agent's) or 'human' goals", default: 'synthetic' },

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { isAgentRLError } from '@agentrl/core';
-import type { WebshopEnv } from '@agentrl/env-webshop';
+import { DATA_FILES, generateSyntheticCatalogue, type WebshopEnv } from '@agentrl/env-webshop';
 import { describe, expect, it } from 'vitest';
 import { TabularPolicy, tokenizer } from '../test/tabular-policy.ts';
 import { tempDir } from '../test/temp-dir.ts';
@@ -179,6 +179,38 @@ describe('env options from a config file', () => {
     expect(envs[0]?.shop).toBe(envs[1]?.shop);
     expect(envs[0]?.shop.products).toHaveLength(30);
     for (const env of envs) await env.close();
+  });
+});
+
+describe('WebShop data folders in a config file', () => {
+  it('resolve against the config file, also inside shop and catalogue, and misspelt keys there are named', async () => {
+    const file = configFile(
+      [
+        'env:',
+        '  id: webshop/text-v1',
+        '  options: { shop: { catalogue: { kind: data, dataDir: ./shop-data } } }',
+        'model: { backend: module, module: "@agentrl/runner/tfjs-fresh" }',
+      ].join('\n'),
+    );
+    // The real file format, written by the package's generator.
+    const files = generateSyntheticCatalogue({ size: 25, seed: 3 });
+    mkdirSync(join(file.dir, 'shop-data'));
+    writeFileSync(join(file.dir, 'shop-data', DATA_FILES.products), JSON.stringify(files.products));
+    writeFileSync(
+      join(file.dir, 'shop-data', DATA_FILES.attributes),
+      JSON.stringify(files.attributes),
+    );
+    const { train } = await loadEnvSpecs(resolveConfig({ config: file.path }));
+    const env = (await train.create()) as WebshopEnv;
+    expect(env.shop.products).toHaveLength(25);
+    await env.close();
+    const typo = resolveConfig({
+      preset: 'webshop-cpu',
+      set: ['env.options=null', 'env.options.catalogue={kind: synthetic, sise: 30}'],
+    });
+    await expect(loadEnvSpecs(typo)).rejects.toThrow(
+      /unknown key "env\.options\.catalogue\.sise".*did you mean "size"/,
+    );
   });
 });
 

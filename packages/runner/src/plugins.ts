@@ -146,6 +146,13 @@ export async function importModule(
   }
 }
 
+/** An object as a config file gives it (a class instance, e.g. a `Shop` given in code, is kept whole). */
+function isDataObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 /**
  * `options` with every relative path among them (the keys `schema` marks `path`, at any depth)
  * resolved against `baseDir`, the config file's folder.
@@ -161,8 +168,8 @@ export function withResolvedPaths(
     const spec = schema[key];
     if (spec?.path && typeof value === 'string' && value !== '' && !isAbsolute(value))
       out[key] = resolve(baseDir, value);
-    else if (spec?.options && value !== null && typeof value === 'object' && !Array.isArray(value))
-      out[key] = withResolvedPaths(value as Record<string, unknown>, spec.options, baseDir);
+    else if (spec?.options && isDataObject(value))
+      out[key] = withResolvedPaths(value, spec.options, baseDir);
   }
   return out;
 }
