@@ -12,6 +12,7 @@ import {
   writeKeys,
   writeValues,
 } from '../backends/webgpu/kernels/kv-cache.ts';
+import { residualRmsNorm } from '../backends/webgpu/kernels/residual.ts';
 import { gatherSplitRows } from '../backends/webgpu/split.ts';
 import {
   attention,
@@ -142,6 +143,11 @@ export function decoderForward(
       : gatherSplitRows(embedding, flatIds);
   const newCache: LayerCache[] = [];
   const onWebGPU = tf.getBackend() === 'webgpu';
+  // The residual stream and its norm: in a pass that may be differentiated on webgpu, one op
+  // whose backward adds the stream's gradient inside the norm's gradient kernel.
+  const streamNorm = !inference && fusedKernelsActive('rmsNorm');
+  const normStream = (s: tf.Tensor2D, w: tf.Tensor1D): [tf.Tensor2D, tf.Tensor2D] =>
+    streamNorm ? residualRmsNorm(s, w, eps) : [s, rmsNorm(s, w, eps)];
   for (let l = 0; l < config.numHiddenLayers; l++) {
     // On webgpu, one scope per layer: the layer's temporaries that no gradient saved (LoRA's
     // partial products, pre-residual sums, ...) are freed when it ends, not held until the whole
@@ -155,7 +161,8 @@ export function decoderForward(
     const out = scoped(() => {
       let x = layerInput;
       const p = `model.layers.${l}`;
-      const h = rmsNorm(x, get(`${p}.input_layernorm.weight`) as tf.Tensor1D, eps);
+      let h: tf.Tensor2D;
+      [x, h] = normStream(x, get(`${p}.input_layernorm.weight`) as tf.Tensor1D);
       const frozen = adapters !== undefined;
       const adapter = (name: string) => adapters?.(`${p}.${name}.weight`);
       const proj = (name: string) =>
@@ -219,7 +226,8 @@ export function decoderForward(
         optional(get, `${p}.self_attn.o_proj.bias`, config.outputBias),
         { frozen, lora: adapter('self_attn.o_proj'), residual: x, inference },
       );
-      const h2 = rmsNorm(x, get(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, eps);
+      let h2: tf.Tensor2D;
+      [x, h2] = normStream(x, get(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D);
       x = mlp(
         h2,
         get(`${p}.mlp.gate_proj.weight`) as tf.Tensor2D,

@@ -16,6 +16,7 @@ import {
   fusedRotary,
   fusedSwiGLU,
 } from '../backends/webgpu/kernels/fused.ts';
+import { fusedLinear } from '../backends/webgpu/kernels/residual.ts';
 
 function swapLastTwo(x: tf.Tensor): tf.Tensor {
   const perm = x.shape.map((_, i) => i);
@@ -193,8 +194,19 @@ export function linear(
   ) {
     return tf.fused.matMul({ a: x, b: weightInOut, bias: residual }) as tf.Tensor2D;
   }
+  const fused = fusedKernelsActive('matMul');
+  if (fused && options.frozen !== true && !inference && lora === undefined) {
+    // A differentiated pass on webgpu: the bias or the residual rides in the matmul, and the
+    // gradient is written out (a bias's by one column-sum dispatch).
+    if (residual !== undefined) {
+      return bias === undefined
+        ? fusedLinear(x, weightInOut, residual, 'residual')
+        : (tf.add(residual, fusedLinear(x, weightInOut, bias, 'bias')) as tf.Tensor2D);
+    }
+    if (bias !== undefined) return fusedLinear(x, weightInOut, bias, 'bias');
+  }
   // webgpu: the bias add runs inside the matmul kernel (gradients use transpose flags).
-  if (fusedKernelsActive('matMul') && (options.frozen !== true || inference)) {
+  if (fused && (options.frozen !== true || inference)) {
     y = tf.fused.matMul({ a: x, b: weightInOut, ...(bias ? { bias } : {}) }) as tf.Tensor2D;
   } else {
     y = (options.frozen === true ? frozenMatMul : mm)(x, weightInOut, inference) as tf.Tensor2D;

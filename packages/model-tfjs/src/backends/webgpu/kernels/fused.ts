@@ -6,6 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { type FusedKernelName, webgpuSwitches } from '../../switches.ts';
+import { columnSum } from './column-sum.ts';
 import {
   elementwiseProgram,
   type ProgramKernel,
@@ -87,7 +88,7 @@ const SOFTMAX_SUMS = `${ROW_MAX}
           let weighted = reduceSum(sl, tid);`;
 
 /** WGSL: `r = 1 / sqrt(mean(x²) + eps)` of the row (`cols` entries from `base`). */
-const INVERSE_RMS = `var ss = 0.0;
+export const INVERSE_RMS = `var ss = 0.0;
           for (var c = tid; c < cols; c += BLOCK) { let v = x[base + c]; ss += v * v; }
           let r = inverseSqrt(reduceSum(ss, tid) / f32(cols) + uniforms.eps);`;
 
@@ -96,7 +97,7 @@ const INVERSE_RMS = `var ss = 0.0;
  * `body` runs after a prelude defining `cols` (0 past the last row: no early return, the
  * reductions need every workgroup's barriers) and `base`, the row's first index.
  */
-function normRowKernel(name: string, inputs: string[], body: string): ProgramKernel {
+export function normRowKernel(name: string, inputs: string[], body: string): ProgramKernel {
   return {
     inputs,
     build: ([x], { eps }) => {
@@ -434,7 +435,8 @@ export function fusedRmsNorm<T extends tf.Tensor>(x: T, weight: tf.Tensor1D, eps
           const g = dy as tf.Tensor;
           const dx = run(FUSED_KERNELS.rmsNormGradX, { x: sx, w: sw, dy: g }, { eps });
           const rowsDw = run(FUSED_KERNELS.rmsNormGradWRows, { x: sx, dy: g }, { eps });
-          const dw = tf.sum(tf.reshape(rowsDw, [-1, sw.shape[0] as number]), 0);
+          const dw = columnSum(rowsDw);
+          rowsDw.dispose();
           return [dx, dw];
         },
       };

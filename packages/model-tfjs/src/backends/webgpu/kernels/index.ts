@@ -5,10 +5,12 @@
 import { registerAdamWKernels } from './adamw.ts';
 import { registerChunkedAddN } from './addn.ts';
 import { registerAttentionKernel } from './attention.ts';
+import { registerColumnSum } from './column-sum.ts';
 import { registerFlashAttentionKernels } from './flash-attention.ts';
 import { registerFusedKernels } from './fused.ts';
 import { registerKvCacheKernels } from './kv-cache.ts';
 import { registerMatMulNT } from './matmul-nt.ts';
+import { registerResidualKernels } from './residual.ts';
 import { registerSamplingKernel } from './sample.ts';
 
 /** Device facts the kernels depend on. */
@@ -20,6 +22,8 @@ export interface KernelLimits {
 export function registerWebGPUKernels(limits: KernelLimits): void {
   registerChunkedAddN(limits.maxStorageBuffersPerShaderStage);
   registerFusedKernels();
+  registerColumnSum();
+  registerResidualKernels();
   registerMatMulNT();
   registerAttentionKernel();
   registerFlashAttentionKernels();
