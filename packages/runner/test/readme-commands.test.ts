@@ -98,6 +98,15 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --summary-only': {
     skip: 'reads runs/full, which only a full benchmark run writes',
   },
+  'pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench': {
+    skip: 'the WebShop benchmark, tens of minutes on 2 cores',
+  },
+  'pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --summary-only': {
+    skip: 'reads runs/full, which only a full benchmark run writes',
+  },
+  'BENCH_SMOKE=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench': {
+    skip: "the smoke run of all five seeds; the package's own test runs it on seed 0",
+  },
   'pnpm --filter @agentrl-bench/model-gpu test': { skip: CI_ITSELF },
   'pnpm --filter @agentrl-bench/model-gpu bench --shapes tiny --python /usr/bin/python3 --json /tmp/tiny.json':
     { skip: 'needs PyTorch in /usr/bin/python3 and a GPU for the comparison' },

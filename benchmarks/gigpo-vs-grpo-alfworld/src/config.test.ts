@@ -1,0 +1,28 @@
+import { FULL_BUDGET as MAIN_JOB_BUDGET } from '@agentrl/example-alfworld-gigpo';
+import { FINAL_EVAL_EPISODES, warmRecipe } from '@agentrl-bench/gigpo-vs-grpo-kit';
+import { describe, expect, it } from 'vitest';
+import { ALFWORLD, FULL_BUDGET } from './config.ts';
+
+describe('the ALFWorld benchmark budget', () => {
+  it("trains with the main job's recipe, validating on fewer games more often", () => {
+    const { valEpisodes, valEvery, maxNewTokens, invalidActionPenalty, ...recipe } = FULL_BUDGET;
+    const {
+      name: _name,
+      valEpisodes: mainEpisodes,
+      valEvery: mainEvery,
+      ...main
+    } = MAIN_JOB_BUDGET;
+    expect(recipe).toEqual(main);
+    expect(valEpisodes).toBeLessThan(mainEpisodes);
+    expect(valEvery).toBeLessThan(mainEvery);
+    expect(FINAL_EVAL_EPISODES.full).toBe(mainEpisodes);
+    expect([maxNewTokens, invalidActionPenalty]).toEqual([12, 0]);
+  });
+
+  it('runs three times the iterations on the long budget from the same warm start', () => {
+    const { long, smoke } = ALFWORLD.budgets;
+    expect(long.iterations).toBe(3 * FULL_BUDGET.iterations);
+    expect(warmRecipe(long)).toEqual(warmRecipe(FULL_BUDGET));
+    expect(warmRecipe(smoke)).not.toEqual(warmRecipe(FULL_BUDGET));
+  });
+});

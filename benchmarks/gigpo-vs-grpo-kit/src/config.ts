@@ -1,0 +1,213 @@
+/**
+ * What a GiGPO-against-GRPO benchmark is made of: its budgets, its env (the agent, the training
+ * and held-out env specs, the expert), the arms and seeds, and how the environment variables
+ * `BENCH_SMOKE`, `BENCH_BUDGET` and `BENCH_SET` pick and change the budget of a process.
+ */
+import { ConfigError, type Tokenizer, type TrainablePolicy } from '@agentrl/core';
+import { type DemoBudgetBase, SMOKE_SIZES } from '@agentrl/example-demo-kit';
+import type { EnvSpec, EstimatorName, Expert } from '@agentrl/runner';
+
+/**
+ * The budget fields the jobs read: the demos' (decoder, warm start, RL, validation; the demo kit's
+ * `DemoBudgetBase` without its name), the per-turn token limit and the invalid-action penalty. A
+ * benchmark's budget may add its own fields (numbers only).
+ */
+export interface BenchBudget extends Omit<DemoBudgetBase, 'name'> {
+  readonly maxNewTokens: number;
+  /** Penalty on the reward of a step whose action did not parse, given to both arms. */
+  readonly invalidActionPenalty: number;
+}
+
+/** The full budget of a benchmark built on a demo's budget `D` with its own fields `E`. */
+export type BenchBudgetOf<D, E> = Omit<D, 'name'> & E & { readonly invalidActionPenalty: number };
+
+/**
+ * A benchmark's three budgets from the full budget of the demo it measures, imported so the two
+ * cannot drift apart.
+ * - `full`: the demo's recipe (decoder, warm start, RL iterations, groups, learning rate,
+ *   mini-batch, temperatures, limits) with the benchmark's validation, 96 held-out episodes every
+ *   4 iterations (the curves; the eval jobs score the final policies on `FINAL_EVAL_EPISODES`
+ *   instead of the demo's 480-episode validations), the benchmark's `fields`, and no penalty on
+ *   the reward of a step whose action did not parse (the paper's runs use 0.1);
+ * - `smoke` (`BENCH_SMOKE=1`): every phase in about a minute, to check the wiring (the demo kit's
+ *   smoke sizes and `smoke`'s fields);
+ * - `long` (`BENCH_BUDGET=long`): three times the RL iterations, a validation every 6, the same
+ *   warm start, to see whether the arms separate with a longer RL phase.
+ */
+export function benchBudgets<
+  D extends { readonly name: string; readonly iterations: number },
+  E extends object,
+>(
+  demo: D,
+  fields: E,
+  smoke: Partial<BenchBudgetOf<D, E>>,
+): {
+  readonly full: BenchBudgetOf<D, E>;
+  readonly smoke: BenchBudgetOf<D, E>;
+  readonly long: BenchBudgetOf<D, E>;
+} {
+  const { name: _demoName, ...recipe } = demo;
+  const full: BenchBudgetOf<D, E> = {
+    ...recipe,
+    valEpisodes: 96,
+    valEvery: 4,
+    ...fields,
+    invalidActionPenalty: 0,
+  };
+  return {
+    full,
+    smoke: { ...full, ...SMOKE_SIZES, ...smoke },
+    long: { ...full, iterations: 3 * demo.iterations, valEvery: 6 },
+  };
+}
+
+/** The tokenizer, model and trainable policy of one job. */
+export interface BenchAgent {
+  readonly tokenizer: Tokenizer;
+  readonly policy: TrainablePolicy;
+  readonly model: { numParameters(): number; readonly backend: string };
+}
+
+/** One of the env's own metrics carried through the jobs and the summary (e.g. the WebShop score). */
+export interface BenchMetric {
+  /** The metric's name in the env spec (`score`: `val/env/score` in the trainer's metrics). */
+  readonly name: string;
+  /** How the summary names it, e.g. `WebShop score`. */
+  readonly label: string;
+}
+
+/** One benchmark: what differs between the env packages; everything else is the kit's. */
+export interface Benchmark<B extends BenchBudget = BenchBudget> {
+  /** The workload in one line (results.json). */
+  readonly workload: string;
+  /** What the overlay report's title names, e.g. `generated ALFWorld households`. */
+  readonly subject: string;
+  /** The budgets `full` (default), `smoke` (`BENCH_SMOKE=1`) and `long` (`BENCH_BUDGET=long`). */
+  readonly budgets: { readonly full: B; readonly smoke: B; readonly long: B };
+  /** Budget fields a warm start depends on beyond the decoder, demonstrations, SFT and turns. */
+  readonly warmFields?: readonly string[];
+  /** What a held-out episode is called in the summary (default `games`; WebShop: `goals`). */
+  readonly heldOutNoun?: string;
+  /** The env's metrics to carry beside success (none: success only). */
+  readonly metrics?: readonly BenchMetric[];
+  /** The job's tokenizer and fresh seeded model. */
+  agent(budget: B, seed: number): Promise<BenchAgent>;
+  /** Where demonstrations are collected and the arms train. */
+  trainEnv(budget: B, seed: number): EnvSpec;
+  /**
+   * Where the validations and the final evaluation play (absent: the training env, whose
+   * held-out episodes are told apart by their seeds).
+   */
+  heldOutEnv?(budget: B, seed: number): EnvSpec;
+  /** A fresh demonstration policy for one collection. */
+  expert(): Expert;
+  /** The expert's action as a response in the paper's format. */
+  formatResponse(action: string): string;
+}
+
+/** The two arms: same warm start, same budget, only the advantage estimator differs. */
+export const ARMS: Readonly<
+  Record<string, { readonly name: EstimatorName; readonly options: Record<string, unknown> }>
+> = {
+  gigpo: {
+    name: 'gigpo',
+    // Exact anchors: no similarityThreshold.
+    options: {
+      mode: 'mean_std_norm',
+      gamma: 0.95,
+      stepAdvantageWeight: 1,
+    },
+  },
+  grpo: {
+    name: 'grpo',
+    options: { normalizeByStd: true },
+  },
+};
+
+export const SEEDS: readonly number[] = [0, 1, 2, 3, 4];
+
+/** Which budget a process runs: `smoke` (`BENCH_SMOKE=1`), `long` (`BENCH_BUDGET=long`) or `full`. */
+export type BudgetName = 'smoke' | 'long' | 'full';
+
+/** The budget name the environment variables ask for. */
+export function budgetName(env: NodeJS.ProcessEnv): BudgetName {
+  return env.BENCH_SMOKE === '1' ? 'smoke' : env.BENCH_BUDGET === 'long' ? 'long' : 'full';
+}
+
+/**
+ * `BENCH_SET="key=value,key=value"` overrides budget fields (numbers only), for trying a recipe
+ * without editing a file; an unknown key or a value that is not a number is an error naming the
+ * valid fields.
+ */
+export function withOverrides<B extends BenchBudget>(budget: B, text: string | undefined): B {
+  if (!text) return budget;
+  const out: Record<string, number> = { ...(budget as unknown as Record<string, number>) };
+  for (const assignment of text.split(',')) {
+    const [key, value] = assignment.split('=');
+    if (!key || value === undefined || !(key in budget) || !Number.isFinite(Number(value)))
+      throw new ConfigError(
+        `BENCH_SET ${assignment}: use a budget field and a number, e.g. BENCH_SET=temperature=1 (fields: ${Object.keys(budget).join(', ')})`,
+      );
+    out[key] = Number(value);
+  }
+  return out as unknown as B;
+}
+
+/**
+ * Held-out episodes on which each seed's warm start and each arm's final policy are scored once
+ * more after training (the `eval` job), at the validation temperature: five times the full
+ * validation's 96, for intervals about half as wide. The first `valEpisodes` are the validation's.
+ */
+export const FINAL_EVAL_EPISODES: Readonly<Record<BudgetName, number>> = {
+  smoke: 8,
+  long: 480,
+  full: 480,
+};
+
+/** A benchmark with the budget of this process resolved. */
+export interface ResolvedBench<B extends BenchBudget = BenchBudget> {
+  readonly bench: Benchmark<B>;
+  readonly budgetName: BudgetName;
+  readonly budget: B;
+  readonly finalEvalEpisodes: number;
+}
+
+/** Resolves the budget of `bench` from the environment variables (`process.env` by default). */
+export function resolveBench<B extends BenchBudget>(
+  bench: Benchmark<B>,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedBench<B> {
+  const name = budgetName(env);
+  return {
+    bench,
+    budgetName: name,
+    budget: withOverrides(bench.budgets[name], env.BENCH_SET),
+    finalEvalEpisodes: FINAL_EVAL_EPISODES[name],
+  };
+}
+
+/**
+ * The budget fields a warm start depends on (decoder, demonstrations, SFT, turn limit, and the
+ * benchmark's `warmFields`). A saved warm start whose recorded recipe equals this one is reused
+ * instead of being redone.
+ */
+export function warmRecipe<B extends BenchBudget>(
+  budget: B,
+  warmFields: readonly string[] = [],
+): Record<string, number> {
+  const { hidden, layers, heads, demoEpisodes, sftSteps, sftBatch, sftLearningRate, maxTurns } =
+    budget;
+  const recipe: Record<string, number> = {
+    hidden,
+    layers,
+    heads,
+    demoEpisodes,
+    sftSteps,
+    sftBatch,
+    sftLearningRate,
+    maxTurns,
+  };
+  for (const field of warmFields)
+    recipe[field] = (budget as unknown as Record<string, number>)[field] as number;
+  return recipe;
+}

@@ -1,0 +1,276 @@
+/**
+ * One job of a benchmark, run as its own process by the driver (`runJobCli` in a benchmark's
+ * `src/run.ts`):
+ *   run.ts --seed N --phase warm --out DIR         warm start (expert demonstrations + SFT), saved to DIR/seed-N/warm
+ *   run.ts --seed N --phase gigpo|grpo --out DIR   RL from that warm start, result to DIR/seed-N/<arm>.json
+ *   run.ts --seed N --phase eval --out DIR         the warm start and each arm's final policy on the
+ *     final evaluation's held-out episodes, to DIR/seed-N/eval.json
+ */
+import { readFileSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, dropArgsSeparator } from '@agentrl/core';
+import {
+  collectDemonstrations,
+  createEstimator,
+  evaluateAgent,
+  latestCheckpointDir,
+  policyAgent,
+  runSft,
+  Trainer,
+  writeJsonAtomic,
+} from '@agentrl/runner';
+import {
+  ARMS,
+  type BenchBudget,
+  type Benchmark,
+  type ResolvedBench,
+  warmRecipe,
+} from './config.ts';
+
+/** What one job does: the seed, the phase (`warm`, an arm's name or `eval`) and the output folder. */
+export interface JobSpec {
+  readonly seed: number;
+  readonly phase: string;
+  readonly out: string;
+}
+
+/** The phases of a seed, in the order they can run: warm start, the arms, the final evaluation. */
+export const PHASES: readonly string[] = ['warm', ...Object.keys(ARMS), 'eval'];
+
+/** A job's flags: `--seed N --phase P --out DIR`. */
+const JOB_FLAGS = {
+  seed: { type: 'string' },
+  phase: { type: 'string' },
+  out: { type: 'string' },
+} as const;
+
+/** Parses a job's command line (`--seed N --phase P --out DIR`). */
+export function parseJobArgs(argv: readonly string[]): JobSpec {
+  const { values } = parseArgs({ args: dropArgsSeparator([...argv]), options: JOB_FLAGS });
+  const seed = Number(values.seed);
+  if (values.seed === undefined || !Number.isInteger(seed))
+    throw new ConfigError(`--seed ${String(values.seed)}: give an integer, e.g. --seed 0`);
+  const phase = values.phase ?? '';
+  if (!PHASES.includes(phase))
+    throw new ConfigError(`--phase ${phase}: use one of ${PHASES.join(', ')}`);
+  return { seed, phase, out: resolve(values.out ?? 'runs') };
+}
+
+/** A validation's metrics as the job records them: wins, episodes and the benchmark's metrics. */
+export interface ValidationPoint {
+  readonly iteration: number;
+  readonly wins: number;
+  readonly episodes: number;
+  readonly [metric: string]: number;
+}
+
+/** The benchmark's own metrics of a metrics record under `prefix` (e.g. `val/env/score`). */
+function envMetrics(
+  bench: Benchmark<BenchBudget>,
+  record: Record<string, unknown>,
+  prefix: string,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of bench.metrics ?? []) {
+    const value = record[`${prefix}/env/${m.name}`];
+    if (typeof value === 'number') out[m.name] = value;
+  }
+  return out;
+}
+
+/** Runs one job of the benchmark; progress lines go to stderr. */
+export async function runJob<B extends BenchBudget>(
+  resolved: ResolvedBench<B>,
+  job: JobSpec,
+): Promise<void> {
+  const { bench, budget: b, finalEvalEpisodes } = resolved;
+  const { seed, phase, out } = job;
+  const seedDir = join(out, `seed-${seed}`);
+  const warmDir = join(seedDir, 'warm');
+  const train = bench.trainEnv(b, seed);
+  const heldOut = bench.heldOutEnv?.(b, seed);
+
+  const started = performance.now();
+  const { tokenizer, model, policy } = await bench.agent(b, seed);
+  const log = (text: string) =>
+    process.stderr.write(
+      `[seed ${seed} ${phase} ${((performance.now() - started) / 1000).toFixed(0)}s] ${text}\n`,
+    );
+  const seconds = () => Math.round((performance.now() - started) / 100) / 10;
+
+  if (phase === 'warm') {
+    await rm(warmDir, { recursive: true, force: true });
+    await mkdir(warmDir, { recursive: true });
+    const demos = await collectDemonstrations({
+      env: train,
+      expert: bench.expert(),
+      episodes: b.demoEpisodes,
+      seed: seed + 5000,
+      maxTurns: b.maxTurns,
+      formatResponse: (action) => bench.formatResponse(action),
+    });
+    log(
+      `backend ${model.backend}, ${model.numParameters()} parameters; expert won ${demos.wins}/${demos.episodes}, ${demos.demonstrations.length} steps`,
+    );
+    const losses: number[] = [];
+    await runSft({
+      policy,
+      tokenizer,
+      demonstrations: demos.demonstrations,
+      steps: b.sftSteps,
+      batchSize: b.sftBatch,
+      seed,
+      onStep: (step, m) => {
+        losses.push(m.loss ?? Number.NaN);
+        if ((step + 1) % 40 === 0)
+          log(`sft step ${step + 1}/${b.sftSteps} loss ${(m.loss ?? Number.NaN).toFixed(3)}`);
+      },
+    });
+    await policy.save(join(warmDir, 'model'));
+    await writeJsonAtomic(join(warmDir, 'warm.json'), {
+      seed,
+      recipe: warmRecipe(b, bench.warmFields),
+      parameters: model.numParameters(),
+      vocabSize: tokenizer.vocabSize,
+      demoSteps: demos.demonstrations.length,
+      expertWins: demos.wins,
+      sftLossFirst: losses[0],
+      sftLossLast: losses.at(-1),
+      seconds: seconds(),
+    });
+    log('warm start saved');
+    return;
+  }
+
+  if (phase === 'eval') {
+    // The policy each model ends with, scored on the validation's held-out episodes and more.
+    const models = [{ name: 'warm', dir: join(warmDir, 'model') }];
+    for (const arm of Object.keys(ARMS)) {
+      const checkpoint = await latestCheckpointDir(join(seedDir, arm));
+      if (checkpoint === undefined)
+        throw new ConfigError(
+          `seed ${seed} ${arm}: no checkpoint in ${join(seedDir, arm)}; run the arm first (--phase ${arm})`,
+        );
+      models.push({ name: arm, dir: join(checkpoint, 'model') });
+    }
+    const results: Record<string, Record<string, number | string>> = {};
+    for (const m of models) {
+      await policy.load(m.dir);
+      const prefix = `eval-${m.name}`;
+      const evaluation = await evaluateAgent({
+        env: heldOut ?? train,
+        agent: policyAgent(policy, tokenizer, {
+          sampling: { maxNewTokens: b.maxNewTokens, temperature: b.valTemperature },
+        }),
+        episodes: finalEvalEpisodes,
+        seed,
+        maxTurns: b.maxTurns,
+        prefix,
+      });
+      results[m.name] = {
+        wins: evaluation.success.wins,
+        episodes: evaluation.success.n,
+        ...envMetrics(bench, evaluation.metrics, prefix),
+        model: m.dir.slice(seedDir.length + 1),
+      };
+      log(`${m.name}: ${evaluation.success.wins}/${evaluation.success.n} held-out episodes won`);
+    }
+    await writeJsonAtomic(join(seedDir, 'eval.json'), {
+      seed,
+      budget: b,
+      episodes: finalEvalEpisodes,
+      results,
+      seconds: seconds(),
+    });
+    return;
+  }
+
+  const arm = ARMS[phase] as (typeof ARMS)[string];
+  await policy.load(join(warmDir, 'model'));
+  const runDir = join(seedDir, phase);
+  await rm(runDir, { recursive: true, force: true });
+  await mkdir(runDir, { recursive: true });
+  const trainer = new Trainer({
+    policy,
+    tokenizer,
+    trainEnv: train,
+    ...(heldOut ? { valEnv: heldOut } : {}),
+    estimator: createEstimator(arm.name, {
+      ...arm.options,
+      invalidActionPenalty: b.invalidActionPenalty,
+    }),
+    runDir,
+    seed,
+    rollout: {
+      batchSize: b.groups * b.groupSize,
+      groupSize: b.groupSize,
+      maxTurns: b.maxTurns,
+      maxNewTokens: b.maxNewTokens,
+      temperature: b.temperature,
+    },
+    training: {
+      iterations: b.iterations,
+      miniBatchSize: b.miniBatchSize,
+      dropZeroAdvantageRows: true,
+      checkpointEvery: 0,
+    },
+    validation: { episodes: b.valEpisodes, every: b.valEvery, temperature: b.valTemperature },
+    onEvent: (event) => {
+      if (event.type === 'iteration')
+        log(
+          `iteration ${event.iteration} train success ${String(event.metrics['train/success'] ?? '')} val ${String(event.metrics['val/success'] ?? '-')}`,
+        );
+    },
+  });
+  await trainer.run();
+  const rows = readFileSync(trainer.metricsPath, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  const validation: ValidationPoint[] = [];
+  const trainCurve: {
+    iteration: number;
+    success: number | undefined;
+    zeroFraction: number | undefined;
+    stepGroupSizeMean: number | undefined;
+    stepGroupSingletonFraction: number | undefined;
+  }[] = [];
+  for (const r of rows) {
+    const iteration = num(r.iteration) ?? validation.length;
+    const wins = num(r['val/wins']);
+    const episodes = num(r['val/episodes']);
+    if (wins !== undefined && episodes !== undefined)
+      validation.push({ iteration, wins, episodes, ...envMetrics(bench, r, 'val') });
+    trainCurve.push({
+      iteration,
+      success: num(r['train/success']),
+      zeroFraction: num(r['advantage/zeroFraction']),
+      stepGroupSizeMean: num(r['stepGroups/sizeMean']),
+      stepGroupSingletonFraction: num(r['stepGroups/singletonFraction']),
+    });
+  }
+  const result = {
+    seed,
+    arm: phase,
+    budget: b,
+    estimator: arm,
+    validation,
+    train: trainCurve,
+    seconds: seconds(),
+  };
+  await writeFile(join(seedDir, `${phase}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  log(
+    `done: validation ${validation.map((v) => `${v.iteration}:${v.wins}/${v.episodes}`).join(' ')}`,
+  );
+}
+
+/** A benchmark's `run.ts`: one job from the command line, with the budget of the environment. */
+export async function runJobCli<B extends BenchBudget>(
+  bench: ResolvedBench<B>,
+  argv: readonly string[] = process.argv.slice(2),
+): Promise<void> {
+  await runJob(bench, parseJobArgs(argv));
+}

@@ -1,0 +1,25 @@
+/** Writes a benchmark's summary: `results.json` (the data) and `results.md` (the README's tables). */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BenchBudget, ResolvedBench } from './config.ts';
+import { summaryMarkdown } from './markdown.ts';
+import { type BenchSummary, readSummary } from './summarize.ts';
+
+/** Summarizes the runs of `seeds` in `out` into `destination`/results.json and results.md. */
+export async function summarize<B extends BenchBudget>(
+  resolved: ResolvedBench<B>,
+  out: string,
+  destination: string,
+  seeds: readonly number[],
+): Promise<{ summary: BenchSummary; markdown: string }> {
+  const spec = {
+    ...resolved.bench,
+    budget: resolved.budget,
+    finalEvalEpisodes: resolved.finalEvalEpisodes,
+  };
+  const summary = readSummary(spec, out, seeds);
+  await writeFile(join(destination, 'results.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  const markdown = summaryMarkdown(summary, spec);
+  await writeFile(join(destination, 'results.md'), `${markdown}\n`);
+  return { summary, markdown };
+}

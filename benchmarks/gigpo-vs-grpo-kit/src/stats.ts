@@ -1,0 +1,40 @@
+/** The summary's statistics: mean and sample standard deviation, and paired differences over seeds. */
+
+/** Mean and sample standard deviation (n − 1). */
+export function meanStd(xs: readonly number[]): { mean: number; std: number; n: number } {
+  const n = xs.length;
+  const mean = n === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / n;
+  const std = n < 2 ? 0 : Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1));
+  return { mean, std, n };
+}
+
+/** Two-sided 95 % quantiles of Student's t for 1–10 degrees of freedom. */
+const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
+
+/** A paired comparison over seeds: each seed's difference, their mean and its 95 % t-interval. */
+export interface PairedDifference {
+  readonly perSeed: { seed: number; diff: number }[];
+  readonly mean: number;
+  readonly low: number;
+  readonly high: number;
+  readonly n: number;
+}
+
+/**
+ * Paired comparison of two measurements over seeds: per-seed differences `a − b` (of the seeds
+ * both have), their mean and a 95 % t-interval (each seed's two arms share a warm start and the
+ * held-out episodes). Fewer than two seeds: no interval (NaN).
+ */
+export function pairedDifference(
+  a: ReadonlyMap<number, number>,
+  b: ReadonlyMap<number, number>,
+): PairedDifference {
+  const perSeed = [...a.keys()]
+    .filter((seed) => b.has(seed))
+    .sort((x, y) => x - y)
+    .map((seed) => ({ seed, diff: (a.get(seed) as number) - (b.get(seed) as number) }));
+  const { mean, std, n } = meanStd(perSeed.map((p) => p.diff));
+  const t = n >= 2 ? (T95[Math.min(n - 2, T95.length - 1)] as number) : Number.NaN;
+  const half = n >= 2 ? (t * std) / Math.sqrt(n) : Number.NaN;
+  return { perSeed, mean, low: mean - half, high: mean + half, n };
+}

@@ -1,0 +1,48 @@
+/**
+ * The WebShop benchmark: its budget is the WebShop demo's recipe (examples/webshop-gigpo,
+ * `FULL_BUDGET`), imported so the two cannot drift apart; its env the demo's generated catalogue
+ * (one per seed), trained on the train split and validated on the test split's goals. Both arms
+ * of a seed start from the same saved warm start. The jobs, the driver and the summary are the
+ * kit's (`@agentrl-bench/gigpo-vs-grpo-kit`); the summary carries the WebShop score beside
+ * success.
+ */
+import { WEBSHOP_METRICS } from '@agentrl/env-webshop';
+import {
+  createTinyAgent,
+  FULL_BUDGET as DEMO_BUDGET,
+  demoShop,
+  envSpec,
+  expertPolicy,
+  expertResponse,
+} from '@agentrl/example-webshop-gigpo';
+import { type Benchmark, benchBudgets, resolveBench } from '@agentrl-bench/gigpo-vs-grpo-kit';
+
+/**
+ * The budgets: the demo's recipe (catalogue size, decoder, warm start, RL, temperatures, turn and
+ * token limits) validated on 96 held-out goals every 4 iterations; the smoke run on a 60-product
+ * catalogue with the demo's smoke sizes (the kit's `benchBudgets`).
+ */
+export const BUDGETS = benchBudgets(DEMO_BUDGET, {}, { catalogue: 60, maxTurns: 4 });
+export const FULL_BUDGET = BUDGETS.full;
+
+/**
+ * The benchmark: the seed's generated catalogue, the demo's tiny agent, compact prompt and
+ * expert; held-out episode g plays test goal g.
+ */
+export const WEBSHOP: Benchmark<typeof FULL_BUDGET> = {
+  workload:
+    'a generated WebShop catalogue per seed (1,000 products, 15 steps); train split for demonstrations and RL, 96 held-out test-split goals for the validations (episode g plays goal g)',
+  subject: 'a generated WebShop catalogue',
+  heldOutNoun: 'goals',
+  budgets: BUDGETS,
+  warmFields: ['catalogue'],
+  metrics: WEBSHOP_METRICS.map(({ name, label }) => ({ name, label })),
+  agent: (budget, seed) => createTinyAgent(demoShop(seed, budget.catalogue), budget, seed),
+  trainEnv: (budget, seed) => envSpec(demoShop(seed, budget.catalogue), budget.maxTurns, 'train'),
+  heldOutEnv: (budget, seed) => envSpec(demoShop(seed, budget.catalogue), budget.maxTurns, 'test'),
+  expert: expertPolicy,
+  formatResponse: expertResponse,
+};
+
+/** The benchmark with the budget of this process (`BENCH_SMOKE`, `BENCH_BUDGET`, `BENCH_SET`). */
+export const BENCH = resolveBench(WEBSHOP);
