@@ -16,13 +16,17 @@ import { residualRmsNorm } from '../backends/webgpu/kernels/residual.ts';
 import { gatherSplitRows } from '../backends/webgpu/split.ts';
 import {
   attention,
+  type LinearSpec,
   type LowRank,
   linear,
+  linearOf,
   MASKED,
   mlp,
   rmsNorm,
   rotary,
   rotaryTables,
+  sharedLinear,
+  sharesProjections,
   tiedHeadInPlace,
 } from './ops.ts';
 
@@ -165,13 +169,23 @@ export function decoderForward(
       [x, h] = normStream(x, get(`${p}.input_layernorm.weight`) as tf.Tensor1D);
       const frozen = adapters !== undefined;
       const adapter = (name: string) => adapters?.(`${p}.${name}.weight`);
-      const proj = (name: string) =>
-        linear(
-          h,
-          get(`${p}.self_attn.${name}.weight`) as tf.Tensor2D,
-          optional(get, `${p}.self_attn.${name}.bias`, config.attentionBias),
-          { frozen, lora: adapter(`self_attn.${name}`), inference },
-        );
+      // q, k and v share their input: one op on webgpu (its backward sums the input gradient
+      // without an add per projection).
+      const spec = (name: string, bias: boolean, residual?: tf.Tensor2D): LinearSpec => ({
+        weight: get(`${p}.self_attn.${name}.weight`) as tf.Tensor2D,
+        bias: optional(get, `${p}.self_attn.${name}.bias`, bias),
+        frozen,
+        lora: adapter(`self_attn.${name}`),
+        residual,
+      });
+      // Elsewhere each is computed where it is used, as before.
+      const names = ['q_proj', 'k_proj', 'v_proj'] as const;
+      const specs = names.map((name) => spec(name, config.attentionBias));
+      const shared = sharesProjections(specs, inference) ? sharedLinear(h, specs, inference) : [];
+      const proj = (name: (typeof names)[number]) => {
+        const i = names.indexOf(name);
+        return shared[i] ?? linearOf(h, specs[i] as LinearSpec, inference);
+      };
       const q = rotary(
         tf.reshape(proj('q_proj'), [B, T, nh, d]),
         qTables.cos,
@@ -220,12 +234,7 @@ export function decoderForward(
         v = past === undefined ? vNew : (tf.concat([past.v, vNew], 2) as tf.Tensor4D);
       }
       const attn = attention(q, k, v, inputs.mask, inference, inputs.maxBindingBytes);
-      x = linear(
-        attn,
-        get(`${p}.self_attn.o_proj.weight`) as tf.Tensor2D,
-        optional(get, `${p}.self_attn.o_proj.bias`, config.outputBias),
-        { frozen, lora: adapter('self_attn.o_proj'), residual: x, inference },
-      );
+      [x] = sharedLinear(attn, [spec('o_proj', config.outputBias, x)], inference) as [tf.Tensor2D];
       let h2: tf.Tensor2D;
       [x, h2] = normStream(x, get(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D);
       x = mlp(

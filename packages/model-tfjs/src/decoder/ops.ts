@@ -16,7 +16,7 @@ import {
   fusedRotary,
   fusedSwiGLU,
 } from '../backends/webgpu/kernels/fused.ts';
-import { fusedLinear } from '../backends/webgpu/kernels/residual.ts';
+import { projectionFusable, projectShared } from '../backends/webgpu/kernels/projections.ts';
 
 function swapLastTwo(x: tf.Tensor): tf.Tensor {
   const perm = x.shape.map((_, i) => i);
@@ -194,19 +194,8 @@ export function linear(
   ) {
     return tf.fused.matMul({ a: x, b: weightInOut, bias: residual }) as tf.Tensor2D;
   }
-  const fused = fusedKernelsActive('matMul');
-  if (fused && options.frozen !== true && !inference && lora === undefined) {
-    // A differentiated pass on webgpu: the bias or the residual rides in the matmul, and the
-    // gradient is written out (a bias's by one column-sum dispatch).
-    if (residual !== undefined) {
-      return bias === undefined
-        ? fusedLinear(x, weightInOut, residual, 'residual')
-        : (tf.add(residual, fusedLinear(x, weightInOut, bias, 'bias')) as tf.Tensor2D);
-    }
-    if (bias !== undefined) return fusedLinear(x, weightInOut, bias, 'bias');
-  }
   // webgpu: the bias add runs inside the matmul kernel (gradients use transpose flags).
-  if (fused && (options.frozen !== true || inference)) {
+  if (fusedKernelsActive('matMul') && (options.frozen !== true || inference)) {
     y = tf.fused.matMul({ a: x, b: weightInOut, ...(bias ? { bias } : {}) }) as tf.Tensor2D;
   } else {
     y = (options.frozen === true ? frozenMatMul : mm)(x, weightInOut, inference) as tf.Tensor2D;
@@ -218,6 +207,47 @@ export function linear(
     y = tf.add(y, mm(xa, lora.b, inference)) as tf.Tensor2D;
   }
   return residual === undefined ? y : (tf.add(residual, y) as tf.Tensor2D);
+}
+
+/** One projection of {@link sharedLinear}: `x · weight (+ bias) (+ residual) (+ LoRA term)`. */
+export interface LinearSpec {
+  readonly weight: tf.Tensor2D;
+  readonly bias?: tf.Tensor1D | undefined;
+  readonly residual?: tf.Tensor2D | undefined;
+  /** See {@link LinearOptions.frozen}. */
+  readonly frozen?: boolean | undefined;
+  readonly lora?: LowRank | undefined;
+}
+
+/**
+ * The projections of one input `x` (q/k/v, gate/up, or one alone), as {@link linear} computes
+ * each. In a pass that may be differentiated on webgpu (the `matMul` switch on) they are one op
+ * with its own backward (`backends/webgpu/kernels/projections.ts`): biases and residuals inside
+ * the matmuls, LoRA terms by small kernels, and the input gradient summed by chained `a · bᵀ + c`
+ * products instead of an add per projection.
+ */
+export function sharedLinear(
+  x: tf.Tensor2D,
+  specs: readonly LinearSpec[],
+  inference: boolean,
+): tf.Tensor2D[] {
+  if (sharesProjections(specs, inference)) return projectShared(x, specs);
+  return specs.map((s) => linearOf(x, s, inference));
+}
+
+/** Whether {@link sharedLinear} runs `specs` as one op (else one {@link linear} each). */
+export function sharesProjections(specs: readonly LinearSpec[], inference: boolean): boolean {
+  return !inference && fusedKernelsActive('matMul') && specs.every(projectionFusable);
+}
+
+/** {@link linear} of one {@link LinearSpec}. */
+export function linearOf(x: tf.Tensor2D, s: LinearSpec, inference: boolean): tf.Tensor2D {
+  return linear(x, s.weight, s.bias, {
+    frozen: s.frozen,
+    lora: s.lora,
+    residual: s.residual,
+    inference,
+  });
 }
 
 /** RMSNorm: `w ⊙ x / sqrt(mean(x²) + eps)` over the last axis (no mean subtraction, no `1 + w`). */
@@ -361,20 +391,27 @@ export function mlp(
     inference?: boolean;
   } = {},
 ): tf.Tensor2D {
-  const use = (lora: LowRank | undefined): LinearOptions => ({
+  const inference = options.inference === true;
+  const spec = (weight: tf.Tensor2D, bias?: tf.Tensor1D, lora?: LowRank): LinearSpec => ({
+    weight,
+    bias,
     frozen: options.frozen,
     lora,
-    inference: options.inference,
   });
-  const gh = linear(h, gate, biases?.gate, use(options.lora?.gate));
-  const uh = linear(h, up, biases?.up, use(options.lora?.up));
+  const [gh, uh] = sharedLinear(
+    h,
+    [spec(gate, biases?.gate, options.lora?.gate), spec(up, biases?.up, options.lora?.up)],
+    inference,
+  ) as [tf.Tensor2D, tf.Tensor2D];
   const activated = fusedKernelsActive('swiglu')
     ? fusedSwiGLU(gh, uh)
     : (tf.mul(tf.mul(gh, tf.sigmoid(gh)), uh) as tf.Tensor2D);
-  return linear(activated, down, biases?.down, {
-    ...use(options.lora?.down),
-    residual: options.residual,
-  });
+  const [out] = sharedLinear(
+    activated,
+    [{ ...spec(down, biases?.down, options.lora?.down), residual: options.residual }],
+    inference,
+  );
+  return out as tf.Tensor2D;
 }
 
 /**

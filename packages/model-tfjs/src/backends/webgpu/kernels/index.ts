@@ -10,6 +10,7 @@ import { registerFlashAttentionKernels } from './flash-attention.ts';
 import { registerFusedKernels } from './fused.ts';
 import { registerKvCacheKernels } from './kv-cache.ts';
 import { registerMatMulNT } from './matmul-nt.ts';
+import { registerProjectionKernels } from './projections.ts';
 import { registerResidualKernels } from './residual.ts';
 import { registerSamplingKernel } from './sample.ts';
 
@@ -24,6 +25,7 @@ export function registerWebGPUKernels(limits: KernelLimits): void {
   registerFusedKernels();
   registerColumnSum();
   registerResidualKernels();
+  registerProjectionKernels();
   registerMatMulNT();
   registerAttentionKernel();
   registerFlashAttentionKernels();

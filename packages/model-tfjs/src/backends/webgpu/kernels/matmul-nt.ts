@@ -48,16 +48,17 @@ export function matMulNTProgram(
   batchA: number,
   batchB: number,
   outputShape: number[],
+  addend = false,
 ): { program: WebGPUProgram; uniforms: ProgramUniform[] } {
   const R: MicroTile = microTileFor(M, N);
   const TILE = 16 * R;
   const V = R / 4; // vec4s per thread row
   const int = (n: number): ProgramUniform => ({ type: 'int32', data: [n] });
   const program: WebGPUProgram & { variableComponents: number[] } = {
-    variableNames: ['A', 'B'],
-    variableComponents: [4, 4],
+    variableNames: addend ? ['A', 'B', 'C'] : ['A', 'B'],
+    variableComponents: addend ? [4, 4, 1] : [4, 4],
     outputShape,
-    shaderKey: `agentrl_matmul_nt_r${R}`,
+    shaderKey: `agentrl_matmul_nt_r${R}${addend ? '_add' : ''}`,
     dispatchLayout: { x: [outputShape.length - 1], y: [outputShape.length - 2] } as {
       x: number[];
     },
@@ -124,7 +125,8 @@ export function matMulNTProgram(
             for (var v = 0; v < ${V}; v++) {
               for (var j = 0; j < 4; j++) {
                 let col = col0 + tx * R + 4 * v + j;
-                if (col < N) { result[(z * M + row) * N + col] = acc[i * ${V} + v][j]; }
+                let at = (z * M + row) * N + col;
+                if (col < N) { result[at] = acc[i * ${V} + v][j]${addend ? ' + C[at]' : ''}; }
               }
             }
           }
@@ -138,6 +140,26 @@ export function matMulNTProgram(
 }
 
 type KernelFunc = tf.KernelConfig['kernelFunc'];
+
+/** Kernel name of `a · bᵀ + c` (webgpu only; inputs `a`, `b`, `c`). */
+export const MATMUL_NT_ADD_KERNEL = 'AgentrlMatMulNTAdd';
+
+/**
+ * `a · bᵀ + c` for `a` `[M, K]`, `b` `[N, K]`, `c` `[M, N]`: one dispatch where the program takes
+ * the product (the `transposedMatMul` switch on, see {@link takesProduct}), else tfjs's matmul and
+ * an add. The backward passes use it to sum the input gradients of the projections that share an
+ * input (`dx = Σ dyᵢ · Wᵢᵀ`) without an add dispatch for each. No gradient of its own.
+ */
+export function matMulNTAdd(a: tf.Tensor2D, b: tf.Tensor2D, c: tf.Tensor2D): tf.Tensor2D {
+  if (
+    tf.getBackend() === 'webgpu' &&
+    webgpuSwitches().fusedKernels.transposedMatMul &&
+    takesProduct(a.shape, b.shape, false, true)
+  ) {
+    return tf.engine().runKernel(MATMUL_NT_ADD_KERNEL, { a, b, c }) as tf.Tensor2D;
+  }
+  return tf.add(tf.matMul(a, b, false, true), c) as tf.Tensor2D;
+}
 
 interface ProgramRunner {
   runWebGPUProgram(
@@ -188,4 +210,26 @@ export function registerMatMulNT(): void {
   };
   tf.unregisterKernel('BatchMatMul', 'webgpu');
   tf.registerKernel({ ...original, kernelFunc, agentrlBase: base } as tf.KernelConfig);
+  if (tf.getKernel(MATMUL_NT_ADD_KERNEL, 'webgpu') === undefined) {
+    tf.registerKernel({
+      kernelName: MATMUL_NT_ADD_KERNEL,
+      backendName: 'webgpu',
+      kernelFunc: ({ inputs, backend }) => {
+        const { a, b, c } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo; c: tf.TensorInfo };
+        const [M, K] = a.shape as [number, number];
+        const N = b.shape[0] as number;
+        const { program, uniforms } = matMulNTProgram(1, M, N, K, 1, 1, [M, N], true);
+        return (backend as unknown as ProgramRunner).runWebGPUProgram(
+          program,
+          [
+            { ...a, shape: [1, M, K] },
+            { ...b, shape: [1, N, K] },
+            { ...c, shape: [M, N] },
+          ],
+          'float32',
+          uniforms,
+        );
+      },
+    });
+  }
 }

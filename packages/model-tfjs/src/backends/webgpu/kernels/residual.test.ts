@@ -5,7 +5,7 @@ import { selectBackend } from '../../select.ts';
 import { probeWebGPUAdapter } from '../setup.ts';
 import { columnSum } from './column-sum.ts';
 import { rmsNormComposed } from './fused.ts';
-import { fusedLinear, residualRmsNorm } from './residual.ts';
+import { residualRmsNorm } from './residual.ts';
 
 const adapter = await probeWebGPUAdapter().catch(() => undefined);
 const skipReason =
@@ -39,7 +39,6 @@ function maxDiff(a: Float32Array, b: Float32Array): number {
 }
 
 const N = 37;
-const IN = 24;
 const OUT = 68;
 
 interface Case {
@@ -49,25 +48,6 @@ interface Case {
 }
 
 const cases: Record<string, Case> = {
-  'x · W + residual as one fused matmul': {
-    inputs: [
-      { shape: [N, IN], data: seededFloats(N * IN, 1) },
-      { shape: [IN, OUT], data: seededFloats(IN * OUT, 2) },
-      { shape: [N, OUT], data: seededFloats(N * OUT, 3) },
-    ],
-    fused: ([x, w, r]) =>
-      fusedLinear(x as tf.Tensor2D, w as tf.Tensor2D, r as tf.Tensor, 'residual'),
-    composed: ([x, w, r]) => tf.add(tf.matMul(x as tf.Tensor2D, w as tf.Tensor2D), r as tf.Tensor),
-  },
-  'x · W + bias with the bias gradient as one column sum': {
-    inputs: [
-      { shape: [N, IN], data: seededFloats(N * IN, 4) },
-      { shape: [IN, OUT], data: seededFloats(IN * OUT, 5) },
-      { shape: [OUT], data: seededFloats(OUT, 6) },
-    ],
-    fused: ([x, w, b]) => fusedLinear(x as tf.Tensor2D, w as tf.Tensor2D, b as tf.Tensor, 'bias'),
-    composed: ([x, w, b]) => tf.add(tf.matMul(x as tf.Tensor2D, w as tf.Tensor2D), b as tf.Tensor),
-  },
   // Both outputs feed the loss, as in the decoder (the stream goes on to the residual add).
   'RMSNorm of the residual stream, the stream passed on': {
     inputs: [
@@ -88,30 +68,33 @@ const cases: Record<string, Case> = {
   },
 };
 
-describe.skipIf(adapter === undefined)(`residual and bias kernels on webgpu${skipReason}`, () => {
-  for (const [name, c] of Object.entries(cases)) {
-    it(`${name}: value and gradients equal the composed ops on cpu within 2e-5`, async () => {
-      const want = await valueAndGrads('cpu', c.inputs, c.composed);
-      const got = await valueAndGrads('webgpu', c.inputs, c.fused);
-      expect(got).toHaveLength(want.length);
-      want.forEach((w, i) => {
-        expect(maxDiff(got[i] as Float32Array, w), `output ${i}`).toBeLessThan(2e-5);
+describe.skipIf(adapter === undefined)(
+  `residual RMSNorm and column sum on webgpu${skipReason}`,
+  () => {
+    for (const [name, c] of Object.entries(cases)) {
+      it(`${name}: value and gradients equal the composed ops on cpu within 2e-5`, async () => {
+        const want = await valueAndGrads('cpu', c.inputs, c.composed);
+        const got = await valueAndGrads('webgpu', c.inputs, c.fused);
+        expect(got).toHaveLength(want.length);
+        want.forEach((w, i) => {
+          expect(maxDiff(got[i] as Float32Array, w), `output ${i}`).toBeLessThan(2e-5);
+        });
       });
-    });
-  }
+    }
 
-  it('sums the rows of any rank into one value per column, as tf.sum does on cpu', async () => {
-    // 15 rows (not a multiple of the lanes), 70 columns (past one workgroup's 32).
-    const data = seededFloats(3 * 5 * 70, 11, 2);
-    const sum = async (backend: 'cpu' | 'webgpu') => {
-      await selectBackend({ backend });
-      const x = tf.tensor3d(data, [3, 5, 70]);
-      const s = columnSum(x);
-      const out = (await s.data()) as Float32Array;
-      expect(s.shape).toEqual([70]);
-      tf.dispose([x, s]);
-      return out;
-    };
-    expect(maxDiff(await sum('webgpu'), await sum('cpu'))).toBeLessThan(1e-5);
-  });
-});
+    it('sums the rows of any rank into one value per column, as tf.sum does on cpu', async () => {
+      // 15 rows (not a multiple of the lanes), 70 columns (past one workgroup's 32).
+      const data = seededFloats(3 * 5 * 70, 11, 2);
+      const sum = async (backend: 'cpu' | 'webgpu') => {
+        await selectBackend({ backend });
+        const x = tf.tensor3d(data, [3, 5, 70]);
+        const s = columnSum(x);
+        const out = (await s.data()) as Float32Array;
+        expect(s.shape).toEqual([70]);
+        tf.dispose([x, s]);
+        return out;
+      };
+      expect(maxDiff(await sum('webgpu'), await sum('cpu'))).toBeLessThan(1e-5);
+    });
+  },
+);

@@ -1,17 +1,10 @@
 /**
- * The decoder's residual stream and biased projections on webgpu with fewer dispatches, forward
- * and backward (each dispatch costs host time, see fused.ts):
- *
- * - {@link fusedLinear}: `x · W` plus a bias or the residual stream, as one fused matmul with the
- *   sum inside (forward: one dispatch instead of a matmul and an add). Its gradient is written out:
- *   `dx = dy · Wᵀ`, `dW = xᵀ · dy`, the residual's gradient is `dy` itself and a bias's one column
- *   sum (one dispatch, where tfjs's fused matmul sums with a transpose and a reduction).
- * - {@link residualRmsNorm}: RMSNorm of the residual stream that also passes the stream on, so
- *   its backward adds the stream's gradient inside the RMSNorm gradient kernel (one dispatch for
- *   the kernel and the add autodiff would issue).
- *
- * Webgpu only: the decoder uses them where the `matMul` / `rmsNorm` switches are on, in passes
- * that may be differentiated, and the composed ops everywhere else.
+ * RMSNorm of the decoder's residual stream on webgpu, as one op that also passes the stream on:
+ * its backward adds the stream's gradient inside the RMSNorm gradient kernel (one dispatch for the
+ * kernel and the add autodiff would issue), and the weight's gradient is a row kernel and one
+ * column sum, computed only when the weight takes a gradient. The residual adds themselves ride
+ * in the projections' matmuls (projections.ts). Webgpu only: the decoder uses it where the
+ * `rmsNorm` switch is on, in passes that may be differentiated, and the composed ops elsewhere.
  */
 import * as tf from '@tensorflow/tfjs';
 import { columnSum } from './column-sum.ts';
@@ -90,36 +83,4 @@ export function residualRmsNorm(
     inputs: { x, w: weight },
   });
   return [stream as tf.Tensor2D, normed as tf.Tensor2D];
-}
-
-/**
- * `x · w + extra` on webgpu in one fused matmul, `x` `[N, in]`, `w` `[in, out]`; `extra` is a
- * bias `[out]` (its gradient a column sum of `dy`) or the residual stream `[N, out]` (its
- * gradient `dy`). For a differentiated pass with `w` trainable; the caller checks the `matMul`
- * switch.
- */
-export function fusedLinear(
-  x: tf.Tensor2D,
-  w: tf.Tensor2D,
-  extra: tf.Tensor,
-  kind: 'bias' | 'residual',
-): tf.Tensor2D {
-  const op = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [sx, sw, se, save] = args as [tf.Tensor2D, tf.Tensor2D, tf.Tensor, tf.GradSaveFunc];
-    save([sx, sw]);
-    return {
-      value: tf.fused.matMul({ a: sx, b: sw, bias: se }),
-      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-        const g = dy as tf.Tensor2D;
-        const [a, b] = saved as [tf.Tensor2D, tf.Tensor2D];
-        return [
-          tf.matMul(g, b, false, true),
-          tf.matMul(a, g, true, false),
-          // A new tensor either way: the same object as dy would be freed with it.
-          kind === 'bias' ? columnSum(g) : tf.reshape(g, se.shape),
-        ];
-      },
-    };
-  }) as (x: tf.Tensor, w: tf.Tensor, extra: tf.Tensor) => tf.Tensor;
-  return op(x, w, extra) as tf.Tensor2D;
 }
