@@ -19,6 +19,12 @@ export interface EnvRegistration<Options = Record<string, unknown>> {
   /** The default prompt template of this environment. */
   readonly prompt?: PromptTemplate;
   /**
+   * Other prompt templates of this environment by name, which a run config picks instead of
+   * `prompt` (the runner's `env.prompt`), e.g. a short `compact` one that tiny CPU models can
+   * afford beside the paper's verbatim template.
+   */
+  readonly prompts?: Readonly<Record<string, PromptTemplate>>;
+  /**
    * The options `create` accepts, with their defaults. When declared, {@link makeEnv} and the
    * runner reject any other key, naming the closest declared one.
    */

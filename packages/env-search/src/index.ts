@@ -21,6 +21,7 @@ export {
   loadBm25Json,
   MIN_BM25_PASSAGES,
 } from './bm25.ts';
+export { passagesOf, searchCompactPrompt } from './compact-prompt.ts';
 export { type Corpus, loadCorpus, type Passage, parseCorpus, passageTitle } from './corpus.ts';
 export {
   buildDenseIndexInMemory,

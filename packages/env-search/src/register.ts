@@ -8,6 +8,7 @@ import {
   type TextEnv,
 } from '@agentrl/core';
 import { type Bm25Index, type Bm25Options, buildBm25, createBm25Retriever } from './bm25.ts';
+import { searchCompactPrompt } from './compact-prompt.ts';
 import { loadCorpus } from './corpus.ts';
 import {
   buildDenseIndexInMemory,
@@ -298,6 +299,7 @@ registerEnv<SearchEnvRegistryOptions>({
   create: createSearchEnvFromOptions,
   parser: searchParser,
   prompt: createSearchPrompt(),
+  prompts: { compact: searchCompactPrompt },
   options: SEARCH_ENV_OPTIONS,
   metrics: SEARCH_METRICS,
 });

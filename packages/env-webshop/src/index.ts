@@ -24,6 +24,12 @@ export {
   type Product,
   parsePricing,
 } from './catalogue.ts';
+export {
+  COMPACT_RESULTS_SHOWN,
+  chosenOptions,
+  compactPage,
+  webshopCompactPrompt,
+} from './compact-prompt.ts';
 export { type ClickTarget, type ConvertedPage, convertPage, decodeEntities } from './convert.ts';
 export { type CreateWebshopEnvOptions, createWebshopEnv, type WebshopMode } from './create-env.ts';
 export {

@@ -5,6 +5,7 @@ import {
   WEBSHOP_BROWSER_ENV_OPTIONS,
   type WebshopBrowserEnvOptions,
 } from './browser-env.ts';
+import { webshopCompactPrompt } from './compact-prompt.ts';
 import { createDirectWebshopEnv, WEBSHOP_ENV_OPTIONS, type WebshopEnvOptions } from './env.ts';
 import { webshopParser, webshopPrompt } from './prompts.ts';
 
@@ -28,6 +29,7 @@ registerEnv<WebshopEnvOptions>({
   create: createText,
   parser: webshopParser,
   prompt: webshopPrompt,
+  prompts: { compact: webshopCompactPrompt },
   options: WEBSHOP_ENV_OPTIONS,
   metrics: WEBSHOP_METRICS,
 });
@@ -39,6 +41,7 @@ registerEnv<WebshopBrowserEnvOptions>({
   create: createBrowser,
   parser: webshopParser,
   prompt: webshopPrompt,
+  prompts: { compact: webshopCompactPrompt },
   options: WEBSHOP_BROWSER_ENV_OPTIONS,
   metrics: WEBSHOP_METRICS,
 });

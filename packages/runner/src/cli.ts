@@ -29,6 +29,7 @@ import {
 import {
   applyOverride,
   configBaseDir,
+  formatResponse,
   mergeConfig,
   parseOverride,
   parseRunConfig,
@@ -41,7 +42,7 @@ import { createEstimator } from './estimators.ts';
 import { evaluateAgent } from './evaluate.ts';
 import { appendLineSync, writeJsonAtomic } from './files.ts';
 import type { Logger } from './logger.ts';
-import { checkSequenceBudget, expertOf, loadEnvSpecs, loadModel } from './plugins.ts';
+import { checkSequenceBudget, loadEnvSpecs, loadModel } from './plugins.ts';
 import { PRESETS } from './presets.ts';
 import { createConsoleProgress } from './progress.ts';
 import { writeReport } from './report.ts';
@@ -148,6 +149,7 @@ async function trainWith(
   const { policy, tokenizer, info } = await loadModel(config, {
     config,
     env: envs.train,
+    valEnv: envs.val,
     logger,
   });
   checkSequenceBudget(config, info);
@@ -218,6 +220,7 @@ async function evaluate(flags: Flags, io: CliIO): Promise<number> {
     const { policy, tokenizer, info } = await loadModel(config, {
       config,
       env: envs.train,
+      valEnv: envs.val,
       logger,
     });
     checkSequenceBudget(config, info);
@@ -275,11 +278,16 @@ async function sft(flags: Flags, io: CliIO): Promise<number> {
   const config = resolveConfig(flags);
   const logger = loggerFor(io);
   const envs = await loadEnvSpecs(config);
-  const { policy, tokenizer, info } = await loadModel(config, { config, env: envs.train, logger });
+  const { policy, tokenizer, info } = await loadModel(config, {
+    config,
+    env: envs.train,
+    valEnv: envs.val,
+    logger,
+  });
   let demos: Demonstration[];
   if (flags.demos !== undefined) demos = readDemos(flags.demos);
   else {
-    const expert = expertOf(envs.module);
+    const expert = envs.train.expert;
     if (!expert)
       throw new Error(
         'env.module exports no expert: pass --demos FILE.jsonl with prompt/response lines',
@@ -290,7 +298,7 @@ async function sft(flags: Flags, io: CliIO): Promise<number> {
       episodes: config.sft.episodes,
       seed: config.sft.seed,
       maxTurns: config.rollout.maxTurns,
-      formatResponse: (a) => `<think>I act.</think><action>${a}</action>`,
+      formatResponse: (a) => formatResponse(config.sft, a),
     });
     io.stderr.write(
       `expert won ${collected.wins}/${collected.episodes} episodes: ${collected.demonstrations.length} demonstrations\n`,

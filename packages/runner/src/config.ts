@@ -11,6 +11,26 @@ import { z } from 'zod';
 
 const int = (min: number) => z.number().int().min(min);
 
+/** The response `agentrl sft` teaches unless `sft.responseTemplate` says otherwise. */
+export const DEFAULT_RESPONSE_TEMPLATE = '<think>I act.</think><action>{action}</action>';
+
+/**
+ * The response text of `action` as the `sft` section writes it: `responseTemplate` with
+ * `{action}` replaced, and with `spaceInsideTags` a space inside each `<tag>…</tag>` of the action.
+ */
+export function formatResponse(
+  sft: { readonly responseTemplate: string; readonly spaceInsideTags?: boolean },
+  action: string,
+): string {
+  const written = sft.spaceInsideTags
+    ? action.replace(
+        /<([A-Za-z_][\w-]*)>([\s\S]*?)<\/\1>/g,
+        (_, tag: string, inner: string) => `<${tag}> ${inner} </${tag}>`,
+      )
+    : action;
+  return sft.responseTemplate.replace('{action}', () => written);
+}
+
 const envSchema = z.strictObject({
   /** Registry id, e.g. `alfworld/text-v1`. */
   id: z.string().min(1),
@@ -20,6 +40,11 @@ const envSchema = z.strictObject({
   options: z.record(z.string(), z.unknown()).default({}),
   /** Options merged over `options` for validation and evaluation (the held-out split). */
   valOptions: z.record(z.string(), z.unknown()).default({}),
+  /**
+   * A prompt template the env registers by name (its registration's `prompts`, e.g. `compact`);
+   * without it the env's default prompt.
+   */
+  prompt: z.string().min(1).optional(),
   /** Env calls slower than this truncate the episode (ms). */
   stepTimeoutMs: int(1).default(60_000),
 });
@@ -112,6 +137,26 @@ const sftSchema = z.strictObject({
   batchSize: int(1).default(32),
   /** Env seed of the demonstration games (distinct from training and validation seeds). */
   seed: z.number().int().default(5000),
+  /**
+   * The response a demonstration teaches: `{action}` stands for the expert's action. The env's
+   * parser must read it back as that action (WebShop and ALFWorld want `<think>` and `<action>`
+   * tags; search-QA's actions carry their own `<search>`/`<answer>` tags). A fresh model's
+   * vocabulary always holds its pieces.
+   */
+  responseTemplate: z
+    .string()
+    .refine((t) => t.split('{action}').length === 2, {
+      message:
+        'must contain {action} exactly once, e.g. "<think></think><action>{action}</action>"',
+    })
+    .default(DEFAULT_RESPONSE_TEMPLATE),
+  /**
+   * Write a space inside each `<tag>…</tag>` of the action (`<search> kelmo </search>`): a word
+   * vocabulary's piece carries the space before it, so the argument is then the same piece as the
+   * word in the prompt, which the model can copy. For envs whose parser strips the argument
+   * (search-QA's).
+   */
+  spaceInsideTags: z.boolean().default(false),
 });
 
 /** The `report` section. */

@@ -10,8 +10,10 @@ import {
   ConfigError,
   checkOptionKeys,
   type EnvInfo,
+  type EnvRegistration,
   getEnvRegistration,
   type OptionsSchema,
+  type PromptTemplate,
   type Tokenizer,
   type TrainablePolicy,
 } from '@agentrl/core';
@@ -23,7 +25,10 @@ import type { Expert } from './sft.ts';
 /** What a model module's `createModel` receives besides the model config. */
 export interface ModelContext {
   readonly config: RunConfig;
+  /** The training env. */
   readonly env: EnvSpec;
+  /** The held-out env (validation and `agentrl eval`), when the caller has one. */
+  readonly valEnv?: EnvSpec;
   readonly logger: Logger;
 }
 
@@ -191,6 +196,30 @@ function hasRegistration(id: string): boolean {
 }
 
 /**
+ * The prompt template a run uses: the registration's default `prompt`, or the one of its `prompts`
+ * that `env.prompt` names (an unknown name fails, listing the names there are).
+ */
+function promptOf(
+  registration: EnvRegistration,
+  name: string | undefined,
+  id: string,
+): PromptTemplate | undefined {
+  if (name === undefined) return registration.prompt;
+  const named = registration.prompts ?? {};
+  const found = Object.hasOwn(named, name) ? named[name] : undefined;
+  if (found !== undefined) return found;
+  const names = Object.keys(named);
+  throw new ConfigError(
+    `env.prompt "${name}" is not a prompt template of ${id}: ${
+      names.length > 0
+        ? `use one of ${names.map((n) => `"${n}"`).join(', ')}, or leave env.prompt out for the default`
+        : 'it registers only its default; leave env.prompt out'
+    }`,
+    { details: { field: 'env.prompt', value: name, known: names } },
+  );
+}
+
+/**
  * Imports the env module (`env.module`, else the package of a known env family) and returns the
  * env specs for training and validation.
  */
@@ -222,7 +251,8 @@ export async function loadEnvSpecs(
       `the validation options of ${config.env.id}`,
     );
   }
-  const { parser, prompt } = registration;
+  const { parser } = registration;
+  const prompt = promptOf(registration, config.env.prompt, config.env.id);
   if (!parser || !prompt)
     throw new ConfigError(
       `env.id "${config.env.id}" registers no parser or prompt template; the runner needs both`,
@@ -234,6 +264,7 @@ export async function loadEnvSpecs(
     typeof module.taskTypeOf === 'function'
       ? (module.taskTypeOf as (info: EnvInfo) => string)
       : undefined;
+  const expert = expertOf(module);
   const base = config.baseDir ?? process.cwd();
   const make = (given: Record<string, unknown>): EnvSpec => {
     const options = withResolvedPaths(given, registration.options, base);
@@ -243,6 +274,7 @@ export async function loadEnvSpecs(
       prompt,
       ...(taskTypeOf ? { taskTypeOf } : {}),
       ...(registration.metrics ? { metrics: registration.metrics } : {}),
+      ...(expert ? { expert } : {}),
     };
   };
   const valOptions = {

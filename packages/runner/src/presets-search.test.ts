@@ -1,5 +1,6 @@
+import { searchCompactPrompt } from '@agentrl/env-search';
 import { describe, expect, it } from 'vitest';
-import { parseRunConfig } from './config.ts';
+import { formatResponse, parseRunConfig } from './config.ts';
 import { createEstimator } from './estimators.ts';
 import { expertOf, loadEnvSpecs } from './plugins.ts';
 import { PRESETS } from './presets.ts';
@@ -58,6 +59,14 @@ describe('the search presets', () => {
       invalidActionPenalty: 0.01,
     });
     const { train, val, module } = await loadEnvSpecs(c);
+    // The env's compact prompt, and the expert's actions with a space inside their own tags.
+    for (const spec of [train, val]) expect(spec.prompt).toBe(searchCompactPrompt);
+    expect(c.model.options.architecture).toMatchObject({ vocabularyFrom: 'expert' });
+    for (const action of ['<search>kelmo</search>', '<answer>vesk</answer>']) {
+      const response = formatResponse(c.sft, action);
+      expect(response).toBe(action.replace(/^(<\w+>)(.*)(<\/\w+>)$/, '$1 $2 $3'));
+      expect(val.parser(response)).toEqual({ action, valid: true });
+    }
     expect(val.metrics?.map((m) => [m.infoField, m.groupBy])).toEqual([['em', 'dataSource']]);
     const expert = expertOf(module);
     if (expert === undefined) throw new Error('env-search exports no expert');

@@ -7,9 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HistoryEntry } from '@agentrl/core';
+import { webshopCompactPrompt } from '@agentrl/env-webshop';
 import { describe, expect, it } from 'vitest';
 import { freshRunDir, readMetrics, runCli } from '../test/cli.ts';
-import { parseRunConfig } from './config.ts';
+import { resolveConfig } from './cli.ts';
+import { formatResponse, parseRunConfig } from './config.ts';
 import { expertOf, loadEnvSpecs } from './plugins.ts';
 import { PRESETS } from './presets.ts';
 
@@ -38,6 +40,25 @@ describe('the WebShop presets', () => {
     expect(c.validation).toMatchObject({ every: 5, episodes: 128, temperature: 0.4 });
     const envs = await loadEnvSpecs(c);
     expect(envs.val.metrics?.map((m) => m.label)).toEqual(['WebShop score']);
+  });
+
+  it("webshop-cpu prompts with the env's compact prompt and teaches a response its parser reads, and other prompt names or templates are refused", async () => {
+    const c = resolved('webshop-cpu');
+    expect(c.env.prompt).toBe('compact');
+    expect(c.model.options.architecture).toMatchObject({ vocabularyFrom: 'expert' });
+    const envs = await loadEnvSpecs(c);
+    for (const spec of [envs.train, envs.val]) expect(spec.prompt).toBe(webshopCompactPrompt);
+    for (const action of ['search[red running shoes]', 'click[b0abcdefgh]', 'click[buy now]'])
+      expect(envs.train.parser(formatResponse(c.sft, action))).toEqual({
+        action,
+        valid: true,
+      });
+    await expect(loadEnvSpecs({ ...c, env: { ...c.env, prompt: 'short' } })).rejects.toThrow(
+      'env.prompt "short" is not a prompt template of webshop/text-v1: use one of "compact", or leave env.prompt out for the default',
+    );
+    expect(() =>
+      resolveConfig({ preset: 'webshop-cpu', set: ['sft.responseTemplate=<action>'] }),
+    ).toThrow(/sft\.responseTemplate.*must contain \{action\} exactly once/);
   });
 
   it('webshop-cpu builds its generated shop, and the env module expert wins a goal in it', async () => {

@@ -18,6 +18,11 @@
  * (Search-R1's NQ + HotpotQA training rows, a test file) and the URL of a retrieval server (the
  * Search-R1 E5 server, `POST /retrieve`). `search-cpu` is the search demo's setting: a generated
  * knowledge base (held-out questions for validation), a fresh tiny model, groups of 4.
+ *
+ * The CPU presets of WebShop and search-QA prompt with the env's `compact` template (the paper's
+ * runs up to 2,300 tokens a step in a tiny model's word vocabulary), teach a short response
+ * (`sft.responseTemplate`) and build the fresh model's vocabulary from the env's expert episodes,
+ * so that each action a warm start teaches is a few whole pieces.
  */
 import type { RunConfigInput } from './config.ts';
 
@@ -81,7 +86,14 @@ function paperRollout(o: {
  * vocabulary built over the env's text), SFT at 3e-3, dual-clip PPO, no entropy bonus.
  */
 function freshCpuModel(
-  architecture: { hiddenSize: number; layers: number; heads: number },
+  architecture: {
+    hiddenSize: number;
+    layers: number;
+    heads: number;
+    vocabularyFrom?: 'random' | 'expert';
+    vocabularyEpisodes?: number;
+    maxWords?: number;
+  },
   learningRate: number,
 ): ModelInput {
   return {
@@ -108,7 +120,7 @@ function freshCpuModel(
  * validation on 128 test-split goals every 5 iterations at temperature 0.4. GPU only, as
  * `alfworld-paper`. `webshop-cpu` is the WebShop demo's budget on its generated catalogue (1,000
  * products, no download): a fresh tiny model, 15 steps, 32 groups × 4, GiGPO `mean_std_norm`,
- * 480 held-out goals; unlike the demo it keeps the paper's prompt template.
+ * 480 held-out goals.
  */
 const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
   'webshop-paper': {
@@ -142,13 +154,24 @@ const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
         maxSteps: 15,
       },
       valOptions: { split: 'test' },
+      prompt: 'compact',
     },
-    model: freshCpuModel({ hiddenSize: 96, layers: 3, heads: 4 }, 2e-4),
+    model: freshCpuModel(
+      {
+        hiddenSize: 96,
+        layers: 3,
+        heads: 4,
+        vocabularyFrom: 'expert',
+        vocabularyEpisodes: 400,
+        maxWords: 4096,
+      },
+      2e-4,
+    ),
     algorithm: {
       name: 'gigpo',
       options: { mode: 'mean_std_norm', gamma: 0.95, invalidActionPenalty: 0 },
     },
-    rollout: { batchSize: 128, groupSize: 4, maxTurns: 15, maxNewTokens: 48, temperature: 0.4 },
+    rollout: { batchSize: 128, groupSize: 4, maxTurns: 15, maxNewTokens: 32, temperature: 0.4 },
     training: {
       iterations: 16,
       miniBatchSize: 64,
@@ -156,7 +179,12 @@ const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
       checkpointEvery: 4,
     },
     validation: { every: 8, episodes: 480, temperature: 0.4 },
-    sft: { episodes: 400, steps: 480, batchSize: 32 },
+    sft: {
+      episodes: 400,
+      steps: 480,
+      batchSize: 32,
+      responseTemplate: '<think></think><action>{action}</action>',
+    },
   },
 };
 
@@ -244,8 +272,19 @@ export const PRESETS: Readonly<Record<string, RunConfigInput>> = {
       module: '@agentrl/env-search',
       options: { generator: { seed: 0 }, split: 'train', maxTurns: 4, topK: 1 },
       valOptions: { split: 'test' },
+      prompt: 'compact',
     },
-    model: freshCpuModel({ hiddenSize: 96, layers: 3, heads: 4 }, 2e-4),
+    model: freshCpuModel(
+      {
+        hiddenSize: 96,
+        layers: 3,
+        heads: 4,
+        vocabularyFrom: 'expert',
+        vocabularyEpisodes: 1200,
+        maxWords: 4096,
+      },
+      2e-4,
+    ),
     algorithm: {
       name: 'gigpo',
       options: {
@@ -263,7 +302,13 @@ export const PRESETS: Readonly<Record<string, RunConfigInput>> = {
       checkpointEvery: 1,
     },
     validation: { every: 50, episodes: 480, temperature: 0.4 },
-    sft: { episodes: 1200, steps: 450, batchSize: 32 },
+    sft: {
+      episodes: 1200,
+      steps: 450,
+      batchSize: 32,
+      responseTemplate: '{action}',
+      spaceInsideTags: true,
+    },
   },
   ...WEBSHOP_PRESETS,
 };

@@ -10,6 +10,7 @@ import {
   type EpisodeMetricSpec,
   type HistoryEntry,
   type Observation,
+  type PromptContext,
   type PromptTemplate,
   Rng,
   type StepRecord,
@@ -32,6 +33,11 @@ export interface EnvSpec {
   readonly metrics?: readonly EpisodeMetricSpec[];
   /** Extra reset options (the split, for example) given to every reset. */
   readonly task?: (group: number, rolloutIndex: number) => string | number | undefined;
+  /**
+   * The env's expert, when its module exports one: the action to take in a state (`agentrl sft`'s
+   * demonstrations, the fresh model's vocabulary episodes).
+   */
+  readonly expert?: (context: PromptContext) => string | Promise<string>;
 }
 
 /** Options of one grouped rollout. */

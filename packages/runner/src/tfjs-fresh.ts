@@ -2,7 +2,8 @@
  * A model module for runs that start from no model folder (`@agentrl/runner/tfjs-fresh`): with
  * `model.path` it is `@agentrl/runner/tfjs`; without, it builds a word vocabulary over the
  * environment's own text (observations, admissible commands and rendered prompts of a few seeded
- * episodes) and a seeded fresh model (`createFreshCausalLM` of `@agentrl/model-tfjs/policy`, the
+ * episodes, played at random or by the env's expert, whose responses are then counted too) and
+ * a seeded fresh model (`createFreshCausalLM` of `@agentrl/model-tfjs/policy`, the
  * main job's builder too), writes both as an HF folder into
  * `<runDir>/model-init` (reused when it is already there, so `agentrl eval --checkpoint` and
  * `--resume` get the same tokenizer), and loads that folder through `@agentrl/runner/tfjs`.
@@ -15,12 +16,20 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { createRng, type EnvInfo, type HistoryEntry, type Observation } from '@agentrl/core';
-import { buildWordVocabulary, writeTokenizerFiles } from '@agentrl/model-tfjs';
+import {
+  ConfigError,
+  createRng,
+  type EnvInfo,
+  type HistoryEntry,
+  type Observation,
+  type PromptContext,
+} from '@agentrl/core';
+import { buildWordVocabulary, type TokenizerFiles, writeTokenizerFiles } from '@agentrl/model-tfjs';
 import { createFreshCausalLM } from '@agentrl/model-tfjs/policy';
 import { z } from 'zod';
-import { configErrorOf } from './config.ts';
+import { configErrorOf, formatResponse } from './config.ts';
 import type { CreatedModel, ModelContext } from './plugins.ts';
+import type { EnvSpec } from './rollout.ts';
 import { createTfjsModel } from './tfjs-policy.ts';
 
 const architectureSchema = z.strictObject({
@@ -28,20 +37,38 @@ const architectureSchema = z.strictObject({
   layers: z.number().int().positive().default(1),
   heads: z.number().int().positive().default(4),
   maxPositions: z.number().int().positive().default(2048),
-  /** Seeded episodes played (admissible commands at random) to collect the vocabulary's text. */
+  /** Seeded episodes played to collect the vocabulary's text. */
   vocabularyEpisodes: z.number().int().positive().default(20),
+  /**
+   * Who plays them: `random` (admissible commands at random) or `expert` (the env module's
+   * expert, its actions written as `sft.responseTemplate` writes them, so that the words and
+   * action syntax a warm start teaches are whole pieces: search queries, `<search>` right after
+   * its tag, `click[...]` arguments).
+   */
+  vocabularyFrom: z.enum(['random', 'expert']).default('random'),
   maxWords: z.number().int().positive().default(512),
 });
 
 /** Architecture of the fresh model and of its vocabulary (`model.options.architecture`). */
 export type FreshArchitecture = z.infer<typeof architectureSchema>;
 
-/** Pieces the runner's own response formats use (SFT demonstrations, action tags), always kept. */
-const RESPONSE_WORDS = '<think>I act.</think><action> </action>';
-
-/** Text of `episodes` seeded episodes: observations, admissible commands and rendered prompts. */
-async function environmentText(context: ModelContext, episodes: number): Promise<string[]> {
-  const { env: spec, config } = context;
+/**
+ * Text of `episodes` seeded episodes: observations, admissible commands and rendered prompts, and
+ * with the expert playing, its responses as `sft.responseTemplate` writes them.
+ */
+async function environmentText(
+  context: ModelContext,
+  spec: EnvSpec,
+  episodes: number,
+  from: FreshArchitecture['vocabularyFrom'],
+): Promise<string[]> {
+  const { config } = context;
+  const expert = spec.expert;
+  if (from === 'expert' && expert === undefined)
+    throw new ConfigError(
+      `model.options.architecture.vocabularyFrom is "expert" but the env module of ${config.env.id} exports no expert: set it to "random" or name an env.module that exports one`,
+      { details: { field: 'model.options.architecture.vocabularyFrom', value: from } },
+    );
   const rng = createRng(config.seed).split('vocabulary');
   const texts: string[] = [];
   const env = await spec.create();
@@ -54,18 +81,22 @@ async function environmentText(context: ModelContext, episodes: number): Promise
       const history: HistoryEntry[] = [];
       for (let t = 0; t < config.rollout.maxTurns; t++) {
         const admissible = current.admissibleActions ?? [];
-        texts.push(current.text, ...admissible);
-        texts.push(
-          spec.prompt({
-            initialObservation: initial,
-            history,
-            current,
-            stepIndex: t,
-            info,
-          }),
-        );
-        if (admissible.length === 0) break;
-        const action = admissible[rng.int(admissible.length)] as string;
+        const prompt: PromptContext = {
+          initialObservation: initial,
+          history: [...history],
+          current,
+          stepIndex: t,
+          info,
+        };
+        texts.push(current.text, ...admissible, spec.prompt(prompt));
+        let action: string;
+        if (from === 'expert' && expert !== undefined) {
+          action = await expert(prompt);
+          texts.push(formatResponse(config.sft, action));
+        } else {
+          if (admissible.length === 0) break;
+          action = admissible[rng.int(admissible.length)] as string;
+        }
         const step = await env.step(action);
         history.push({ observation: current, action });
         current = step.observation;
@@ -78,6 +109,34 @@ async function environmentText(context: ModelContext, episodes: number): Promise
     await env.close();
   }
   return texts;
+}
+
+/**
+ * The fresh model's vocabulary (`tokenizer.json` and `tokenizer_config.json` contents): the
+ * words of `architecture.vocabularyEpisodes` seeded episodes of the run's training env, played as
+ * `architecture.vocabularyFrom` says, with the pieces of `sft.responseTemplate` always kept. With
+ * the expert playing, as many again on the held-out env when the context has one: the vocabulary
+ * is not training, and it makes the held-out tasks' own words (a product's ASIN, an entity the
+ * answer names) single pieces, as the demos' vocabularies do.
+ */
+export async function freshVocabulary(
+  context: ModelContext,
+  architecture: Partial<FreshArchitecture> = {},
+): Promise<TokenizerFiles> {
+  const a = architectureSchema.parse(architecture);
+  const specs =
+    a.vocabularyFrom === 'expert' && context.valEnv !== undefined
+      ? [context.env, context.valEnv]
+      : [context.env];
+  const texts: string[] = [];
+  for (const spec of specs)
+    texts.push(...(await environmentText(context, spec, a.vocabularyEpisodes, a.vocabularyFrom)));
+  return buildWordVocabulary(texts, {
+    maxWords: a.maxWords,
+    // The response template's own pieces whatever the counts (the default template gives
+    // `<think>I act.</think><action> </action>`, the pieces this module always kept).
+    required: [formatResponse(context.config.sft, ' ')],
+  });
 }
 
 /**
@@ -121,10 +180,7 @@ export async function createModel(
   const a = parsed.data;
   const dir = initDir;
   if (!existsSync(join(dir, 'config.json'))) {
-    const files = buildWordVocabulary(await environmentText(context, a.vocabularyEpisodes), {
-      maxWords: a.maxWords,
-      required: [RESPONSE_WORDS],
-    });
+    const files = await freshVocabulary(context, a);
     await writeTokenizerFiles(dir, files);
     const vocab = (files.tokenizer as { model: { vocab: Record<string, number> } }).model.vocab;
     const backend = tfjsOptions.backend;
