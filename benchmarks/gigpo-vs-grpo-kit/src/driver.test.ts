@@ -15,7 +15,7 @@ import {
   warmRecipe,
   withOverrides,
 } from './config.ts';
-import { alreadyDone, benchJobs, parseDriverArgs } from './driver.ts';
+import { alreadyDone, benchJobs, parseDriverArgs, runInOrder } from './driver.ts';
 import { PHASES, parseJobArgs } from './job.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'agentrl-bench-driver-'));
@@ -106,6 +106,31 @@ describe('the jobs', () => {
     }
     const evalJob = jobs.find((j) => j.seed === 3 && j.phase === 'eval');
     expect(evalJob?.after).toEqual(Object.keys(ARMS).map((arm) => `3/${arm}`));
+  });
+
+  it('finish seed by seed with two workers: a seed is evaluated before the seed after next starts', async () => {
+    const started: string[] = [];
+    const done = new Set<string>();
+    await runInOrder(benchJobs([0, 1, 2, 3]), 2, async (job) => {
+      for (const before of job.after) expect(done.has(before)).toBe(true);
+      started.push(`${job.seed}/${job.phase}`);
+      await Promise.resolve();
+      done.add(`${job.seed}/${job.phase}`);
+    });
+    expect(started).toHaveLength(4 * PHASES.length);
+    expect(started.slice(0, 2)).toEqual(['0/warm', '1/warm']);
+    for (const seed of [0, 1])
+      expect(started.indexOf(`${seed}/eval`)).toBeLessThan(started.indexOf(`${seed + 2}/warm`));
+  });
+
+  it('stop at the first job that fails', async () => {
+    const started: string[] = [];
+    const run = runInOrder(benchJobs([0, 1]), 2, async (job) => {
+      started.push(`${job.seed}/${job.phase}`);
+      if (job.seed === 0 && job.phase === 'gigpo') throw new Error('gigpo failed');
+    });
+    await expect(run).rejects.toThrow('gigpo failed');
+    expect(started).not.toContain('0/eval');
   });
 
   it('keep a result written for the same budget and redo one written for another', () => {

@@ -70,18 +70,18 @@ export interface Job {
 
 const key = (seed: number, phase: string) => `${seed}/${phase}`;
 
-/** Every job of `seeds`: the warm starts first, then the arms, then the final evaluations. */
+/**
+ * Every job of `seeds`, seed by seed: its warm start, its arms, its final evaluation. The driver
+ * starts the first job whose prerequisites are done, so seeds finish one after another (a run cut
+ * short leaves whole seeds) while the other worker starts the next seed's warm start.
+ */
 export function benchJobs(seeds: readonly number[]): Job[] {
   const arms = Object.keys(ARMS);
-  return [
-    ...seeds.map((seed) => ({ seed, phase: 'warm', after: [] })),
-    ...seeds.flatMap((seed) => arms.map((phase) => ({ seed, phase, after: [key(seed, 'warm')] }))),
-    ...seeds.map((seed) => ({
-      seed,
-      phase: 'eval',
-      after: arms.map((arm) => key(seed, arm)),
-    })),
-  ];
+  return seeds.flatMap((seed) => [
+    { seed, phase: 'warm', after: [] },
+    ...arms.map((phase) => ({ seed, phase, after: [key(seed, 'warm')] })),
+    { seed, phase: 'eval', after: arms.map((arm) => key(seed, arm)) },
+  ]);
 }
 
 /**
@@ -137,6 +137,42 @@ function spawnJob(jobScript: string, out: string, job: Job): Promise<void> {
   });
 }
 
+/**
+ * Runs `jobs` with `run`, `parallel` at a time: each worker starts the first job in the list whose
+ * prerequisites have finished, or waits for one to finish. Rejects with the first job that fails.
+ */
+export async function runInOrder(
+  jobs: readonly Job[],
+  parallel: number,
+  run: (job: Job) => Promise<void>,
+): Promise<void> {
+  const finished = new Set<string>();
+  const pending = [...jobs];
+  let wake = () => {};
+  let oneFinished = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const index = pending.findIndex((j) => j.after.every((k) => finished.has(k)));
+      if (index < 0) {
+        if (pending.length === 0) return;
+        await oneFinished;
+        continue;
+      }
+      const [job] = pending.splice(index, 1) as [Job];
+      await run(job);
+      finished.add(key(job.seed, job.phase));
+      const woken = wake;
+      oneFinished = new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      woken();
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+}
+
 /** Runs the jobs not already done, `parallel` at a time, each after the jobs it waits for. */
 async function runJobs<B extends BenchBudget>(
   bench: ResolvedBench<B>,
@@ -145,26 +181,13 @@ async function runJobs<B extends BenchBudget>(
 ): Promise<void> {
   const started = performance.now();
   const jobs = benchJobs(args.seeds);
-  const finished = new Set<string>();
-  const pending = [...jobs];
-  const worker = async (): Promise<void> => {
-    for (;;) {
-      const index = pending.findIndex((j) => j.after.every((k) => finished.has(k)));
-      if (index < 0) {
-        if (pending.length === 0) return;
-        await new Promise((r) => setTimeout(r, 1000));
-        continue;
-      }
-      const [job] = pending.splice(index, 1) as [Job];
-      if (alreadyDone(bench, args.out, job))
-        process.stderr.write(
-          `seed ${job.seed} ${job.phase}: kept the result already in ${args.out}\n`,
-        );
-      else await spawnJob(paths.jobScript, args.out, job);
-      finished.add(key(job.seed, job.phase));
-    }
-  };
-  await Promise.all(Array.from({ length: args.parallel }, worker));
+  await runInOrder(jobs, args.parallel, async (job) => {
+    if (alreadyDone(bench, args.out, job))
+      process.stderr.write(
+        `seed ${job.seed} ${job.phase}: kept the result already in ${args.out}\n`,
+      );
+    else await spawnJob(paths.jobScript, args.out, job);
+  });
   process.stderr.write(
     `all ${jobs.length} jobs done in ${((performance.now() - started) / 60000).toFixed(1)} min\n`,
   );

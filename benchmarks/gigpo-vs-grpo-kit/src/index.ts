@@ -29,6 +29,7 @@ export {
   type Job,
   parseDriverArgs,
   runBench,
+  runInOrder,
 } from './driver.ts';
 export {
   type JobSpec,
