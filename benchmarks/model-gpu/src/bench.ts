@@ -8,6 +8,7 @@
  *     [--sides tfjs,torch] [--only name,...] [--repeats n] [--json out.json]
  *     [--torch-device auto|cuda|cpu] [--no-kernel-time] [--exact-init] [--micro-batch n]
  *     [--fused-on all|NAME,...] [--fused-off all|NAME,...] [--ab-fused all|NAME,...]
+ *     [--precision f32|mixed]
  *
  * From a pack (scripts/pack.sh): `gpu-run/bench.sh --shapes full --json results.json`.
  */
@@ -89,6 +90,13 @@ for (const n of fusedOn) mainSwitches[n] = true;
 for (const n of fusedOff) mainSwitches[n] = false;
 const mainFused: FusedKernelsOption | undefined =
   fusedOn.length + fusedOff.length === 0 ? undefined : { ...mainSwitches };
+
+const precisionArg = arg('precision', 'f32');
+if (precisionArg !== 'f32' && precisionArg !== 'mixed') {
+  say(`--precision must be f32 or mixed, got ${precisionArg}`);
+  process.exit(2);
+}
+const precision: 'f32' | 'mixed' = precisionArg;
 
 const microBatchArg = arg('micro-batch', '');
 if (
@@ -248,6 +256,7 @@ if (tfjsReady) {
       repeats,
       kernelTiming,
       init,
+      precision,
       ...(mainFused === undefined ? {} : { fusedKernels: mainFused }),
       progress: say,
       logger: { info: (m: string) => say(`[model-tfjs] ${m}`), warn: (m: string) => say(m) },
@@ -274,6 +283,7 @@ if (tfjsReady && abFused.length > 0) {
         repeats,
         kernelTiming: false,
         init,
+        precision,
         fusedKernels: { ...mainSwitches, [kernel]: on },
         progress: (line) => say(`[${kernel} ${on ? 'on' : 'off'}] ${line}`),
       },

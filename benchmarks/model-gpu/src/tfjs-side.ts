@@ -70,6 +70,8 @@ export interface TfjsOptions {
   readonly logger?: ModelLogger;
   /** The webgpu set-up's fused-kernel switches (default: the model package's). */
   readonly fusedKernels?: FusedKernelsOption;
+  /** Training precision of the set-up (default `f32`; `mixed`: half-precision matmul inputs). */
+  readonly precision?: 'f32' | 'mixed';
   /** Progress lines (stderr in the CLI). */
   readonly progress?: (line: string) => void;
 }
@@ -216,6 +218,7 @@ export async function runTfjsWorkloads(
       // Creating a model sets the backend up with the default switches: state this run's again.
       await selectBackend({
         backend: 'webgpu',
+        precision: options.precision ?? 'f32',
         ...(options.fusedKernels === undefined
           ? {}
           : { webgpu: { fusedKernels: options.fusedKernels } }),

@@ -56,8 +56,9 @@ export interface BackendOptions {
   /** Kernel switches of the wasm backend (`matMul`, `heapBytes`, `packedPanelBudgetBytes`). */
   readonly wasm?: Partial<WasmSwitches>;
   /**
-   * Training precision on the chosen backend: `f32` (default) or `mixed` (dynamic loss scaling;
-   * see `PRECISIONS` in switches.ts).
+   * Training precision on the chosen backend: `f32` (default) or `mixed` (dynamic loss scaling,
+   * and on webgpu with `shader-f16` half-precision matmul inputs; see `PRECISIONS` in
+   * switches.ts).
    */
   readonly precision?: Precision;
 }

@@ -142,10 +142,10 @@ export function webgpuSwitches(): WebGPUSwitches {
  * Training precision, a backend option held like the switches: `f32` (the default) or `mixed`,
  * which scales the loss dynamically (`train/loss-scale.ts`: the loss times a power of two before
  * the backward pass, the gradients divided by it before the update, a step with non-finite
- * gradients skipped and the scale backed off). Float32 weights, optimizer state and products
- * either way: the half-precision products that the scaling protects (tensor cores through
- * WebGPU's subgroup matrices) are not written yet, so `mixed` now gives the `f32` updates (the
- * scaling is exact) at the cost of one multiply per gradient.
+ * gradients skipped and the scale backed off) and, on webgpu with `shader-f16`, gives the
+ * matmuls half-precision inputs with `f32` accumulation (`webgpu/kernels/matmul-half.ts`).
+ * Float32 weights and optimizer state either way; elsewhere `mixed` keeps `f32` products and
+ * gives the `f32` updates (the scaling is exact) at the cost of one multiply per gradient.
  */
 export const PRECISIONS = ['f32', 'mixed'] as const;
 

@@ -15,6 +15,7 @@ import {
   WebGPUUnavailableError,
 } from './errors.ts';
 import { registerWebGPUKernels } from './kernels/index.ts';
+import { ENABLE_F16_MARKER } from './kernels/matmul-half.ts';
 import { capBufferPool } from './memory.ts';
 
 export { WebGPUError, type WebGPUErrorKind, WebGPUUnavailableError } from './errors.ts';
@@ -99,6 +100,7 @@ interface GpuDeviceLike {
   ): void;
   readonly lost?: Promise<{ readonly reason?: string; readonly message?: string }>;
   createBindGroup(descriptor: BindGroupDescriptorLike): unknown;
+  createShaderModule(descriptor: { code: string }): unknown;
   readonly queue: { onSubmittedWorkDone(): Promise<void> };
 }
 
@@ -226,6 +228,13 @@ interface WebGPUState {
 }
 
 let state: WebGPUState | undefined;
+
+/**
+ * Environment variable with Dawn instance toggles to enable (comma-separated), read when Dawn is
+ * first loaded: on NVIDIA, `allow_unsafe_apis,vulkan_enable_f16_on_nvidia` exposes `shader-f16`
+ * (half-precision matmul inputs under precision `mixed`), which Dawn keeps off there by default.
+ */
+export const DAWN_FEATURES_ENV_VAR = 'AGENTRL_DAWN_FEATURES';
 const dawnByImporter = new WeakMap<object, { module: DawnModule; gpu: GpuLike }>();
 
 // Literal specifiers, so that a bundler (scripts/pack-gpu-run.sh) can see and bundle them.
@@ -252,7 +261,11 @@ async function loadDawn(importModule: (name: string) => Promise<unknown>): Promi
     );
   }
   Object.assign(globalThis, module.globals);
-  const loaded = { module, gpu: module.create([]) };
+  const toggles = process.env[DAWN_FEATURES_ENV_VAR];
+  const loaded = {
+    module,
+    gpu: module.create(toggles ? [`enable-dawn-features=${toggles}`] : []),
+  };
   dawnByImporter.set(importModule, loaded);
   return loaded;
 }
@@ -370,7 +383,7 @@ export async function initWebGPU(
     if (value !== undefined) requiredLimits[name] = value;
   }
   const requiredFeatures = filterRequiredFeatures(
-    ['timestamp-query', ['bgra8unorm-storage']],
+    ['timestamp-query', ['bgra8unorm-storage'], 'shader-f16'],
     adapter.features,
   );
   const device = await adapter.requestDevice({ requiredFeatures, requiredLimits });
@@ -398,6 +411,19 @@ export async function initWebGPU(
     },
   });
 
+  // tfjs writes the whole shader; ours that use f16 mark themselves for the directive WGSL
+  // wants before any declaration.
+  const createShaderModule = device.createShaderModule.bind(device);
+  Object.defineProperty(device, 'createShaderModule', {
+    configurable: true,
+    value: (descriptor: { code: string }) =>
+      createShaderModule(
+        descriptor.code.includes(ENABLE_F16_MARKER)
+          ? { ...descriptor, code: `enable f16;\n${descriptor.code}` }
+          : descriptor,
+      ),
+  });
+
   // tfjs-backend-webgpu registers itself only if navigator.gpu exists when it is imported.
   const nav = (globalThis as { navigator?: object }).navigator;
   if (nav === undefined) {
@@ -415,6 +441,7 @@ export async function initWebGPU(
   const info = adapter.info;
   registerWebGPUKernels({
     maxStorageBuffersPerShaderStage: device.limits.maxStorageBuffersPerShaderStage ?? 8,
+    shaderF16: device.features.has('shader-f16'),
   });
   if (tf.findBackendFactory('webgpu') !== null) tf.removeBackend('webgpu');
   tf.registerBackend(

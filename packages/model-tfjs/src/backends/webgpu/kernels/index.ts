@@ -9,6 +9,7 @@ import { registerColumnSum } from './column-sum.ts';
 import { registerFlashAttentionKernels } from './flash-attention.ts';
 import { registerFusedKernels } from './fused.ts';
 import { registerKvCacheKernels } from './kv-cache.ts';
+import { registerHalfMatMul } from './matmul-half.ts';
 import { registerMatMulNT } from './matmul-nt.ts';
 import { registerProjectionKernels } from './projections.ts';
 import { registerResidualKernels } from './residual.ts';
@@ -17,6 +18,8 @@ import { registerSamplingKernel } from './sample.ts';
 /** Device facts the kernels depend on. */
 export interface KernelLimits {
   readonly maxStorageBuffersPerShaderStage: number;
+  /** The device has `shader-f16` (half-precision matmul inputs under precision `mixed`). */
+  readonly shaderF16: boolean;
 }
 
 /** Registers (idempotently) the package's webgpu kernels. */
@@ -27,6 +30,7 @@ export function registerWebGPUKernels(limits: KernelLimits): void {
   registerResidualKernels();
   registerProjectionKernels();
   registerMatMulNT();
+  registerHalfMatMul(limits.shaderF16);
   registerAttentionKernel();
   registerFlashAttentionKernels();
   registerKvCacheKernels();
