@@ -45,7 +45,8 @@ export interface WasmSwitches {
  * one: every linear layer's input gradient, a tied LM head read in place), `rmsNorm`, `swiglu`, `rotary`,
  * `attention` (passes over several query positions, forward and backward: prefill, scoring,
  * training), `decodeAttention` (passes of one query position: generation's decode steps),
- * `kvCache` (keys and values written straight into the cache layout; generation's fixed-capacity
+ * `kvCache` (keys and values written straight into the cache layout, in a differentiated pass
+ * with gradients of one dispatch each; generation's fixed-capacity
  * cache written in place), `tokenLogProbs` and `entropy` (scoring and the train steps' log-probs),
  * `adamw` (the update and the gradient norm).
  *

@@ -5,6 +5,7 @@
 
 import type { CausalLMConfig } from '@agentrl/core/checkpoint';
 import * as tf from '@tensorflow/tfjs';
+import { rotaryAttention } from '../backends/webgpu/kernels/attention.ts';
 import { fusedKernelsActive } from '../backends/webgpu/kernels/fused.ts';
 import {
   appendKeys,
@@ -123,7 +124,15 @@ export function decoderForward(
   // one row per position, shared by the heads.
   const inference = inputs.inference === true;
   const direct = writesCacheInPlace(inference);
-  const rows = direct
+  // A differentiated pass on webgpu without a cache starts its keys and values with the same
+  // kernels, which have gradients of one dispatch each.
+  const cacheLayout =
+    direct ||
+    (!inference &&
+      inputs.cache === undefined &&
+      tf.getBackend() === 'webgpu' &&
+      fusedKernelsActive('kvCache'));
+  const rows = cacheLayout
     ? {
         cos: tf.tensor2d(tables.cos, [B * T, d]),
         sin: tf.tensor2d(tables.sin, [B * T, d]),
@@ -186,12 +195,17 @@ export function decoderForward(
         const i = names.indexOf(name);
         return shared[i] ?? linearOf(h, specs[i] as LinearSpec, inference);
       };
-      const q = rotary(
-        tf.reshape(proj('q_proj'), [B, T, nh, d]),
-        qTables.cos,
-        qTables.sin,
-        rope.rotateHalf,
-      ) as tf.Tensor4D;
+      const qRaw = tf.reshape(proj('q_proj'), [B, T, nh, d]) as tf.Tensor4D;
+      // A decode step on webgpu rotates the queries inside the attention kernel.
+      const rotateInAttention =
+        inference &&
+        rows !== undefined &&
+        T === 1 &&
+        fusedKernelsActive('decodeAttention') &&
+        fusedKernelsActive('rotary');
+      const q = rotateInAttention
+        ? qRaw
+        : (rotary(qRaw, qTables.cos, qTables.sin, rope.rotateHalf) as tf.Tensor4D);
       // Keys are kept transposed, [B, nkv, d, S], so attention never transposes the whole cache.
       let past = inputs.cache?.[l];
       let k: tf.Tensor4D;
@@ -233,7 +247,10 @@ export function decoderForward(
         k = past === undefined ? kNew : (tf.concat([past.k, kNew], 3) as tf.Tensor4D);
         v = past === undefined ? vNew : (tf.concat([past.v, vNew], 2) as tf.Tensor4D);
       }
-      const attn = attention(q, k, v, inputs.mask, inference, inputs.maxBindingBytes);
+      const attn =
+        rotateInAttention && rows !== undefined
+          ? rotaryAttention(qRaw, rows.cos, rows.sin, k, v, inputs.mask)
+          : attention(q, k, v, inputs.mask, inference, inputs.maxBindingBytes);
       [x] = sharedLinear(attn, [spec('o_proj', config.outputBias, x)], inference) as [tf.Tensor2D];
       let h2: tf.Tensor2D;
       [x, h2] = normStream(x, get(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D);

@@ -6,7 +6,7 @@ import { AdamWState, applyAdamW } from '../../train/optimizer.ts';
 import { selectBackend } from '../select.ts';
 import type { FusedKernelsOption } from '../switches.ts';
 import { countWebGPUDispatches } from './dispatch-counter.ts';
-import { ATTENTION_KERNEL } from './kernels/attention.ts';
+import { ATTENTION_KERNEL, ATTENTION_ROTARY_KERNEL } from './kernels/attention.ts';
 import { FLASH_FORWARD_KERNEL } from './kernels/flash-attention.ts';
 import { probeWebGPUAdapter } from './setup.ts';
 
@@ -81,7 +81,7 @@ describe.skipIf(adapter === undefined)(
         const calls = { tiled: 0, row: 0 };
         engine.runKernel = ((name: string, ...rest: unknown[]) => {
           if (name === FLASH_FORWARD_KERNEL) calls.tiled++;
-          if (name === ATTENTION_KERNEL) calls.row++;
+          if (name === ATTENTION_KERNEL || name === ATTENTION_ROTARY_KERNEL) calls.row++;
           return (original as (...a: unknown[]) => unknown)(name, ...rest);
         }) as typeof engine.runKernel;
         try {

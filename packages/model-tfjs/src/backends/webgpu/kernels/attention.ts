@@ -13,6 +13,9 @@ import { type ProgramUniform, registerProgramKernels, type WebGPUProgram } from 
 
 export const ATTENTION_KERNEL = 'AgentrlAttention';
 
+/** The forward kernel that also applies the rotary embedding to the queries as it loads them. */
+export const ATTENTION_ROTARY_KERNEL = 'AgentrlAttentionRotary';
+
 /** The composed reference (same math as decoder/ops.ts `attention`). */
 export function attentionComposed(
   q: tf.Tensor4D,
@@ -38,18 +41,29 @@ export function attentionComposed(
   return tf.reshape(tf.transpose(out, [0, 2, 1, 3]), [B * T, nh * d]);
 }
 
-/** Builds the forward program for the given shapes. */
+// The query row, scaled; with tables `cosT`/`sinT` `[B·T, d]` (one row per position), rotated
+// first: x·cos + rotate_half(x)·sin, as the rotary kernel computes it.
+const LOAD_QUERY = `for (var k = 0; k < D; k++) { qv[k] = q[r * D + k] * uniforms.scale; }`;
+const LOAD_ROTATED_QUERY = `let n = r / nh;
+    for (var k = 0; k < D; k++) {
+      var partner = 0.0;
+      if (k < D / 2) { partner = -q[r * D + k + D / 2]; } else { partner = q[r * D + k - D / 2]; }
+      qv[k] = (q[r * D + k] * cosT[n * D + k] + partner * sinT[n * D + k]) * uniforms.scale;
+    }`;
+
+/** Builds the forward program for the given shapes (`rotary`: queries rotated on load). */
 export function attentionProgram(
   q: tf.TensorInfo,
   kT: tf.TensorInfo,
   mask: tf.TensorInfo,
+  rotary = false,
 ): { program: WebGPUProgram; uniforms: ProgramUniform[] } {
   return queryRowProgram(
-    'attention',
-    ['q', 'kT', 'v', 'mask'],
+    rotary ? 'attention_rotary' : 'attention',
+    rotary ? ['q', 'kT', 'v', 'mask', 'cosT', 'sinT'] : ['q', 'kT', 'v', 'mask'],
     (B, T, nh, d) => [B * T, nh * d],
     `var qv : array<f32, D>;
-    for (var k = 0; k < D; k++) { qv[k] = q[r * D + k] * uniforms.scale; }
+    ${rotary ? LOAD_ROTATED_QUERY : LOAD_QUERY}
     var m = -3.402823e+38;
     for (var s = tid; s < S; s += BLOCK) {
       ${attentionScore('qv')}
@@ -82,7 +96,31 @@ export function registerAttentionKernel(): void {
       build: ([q, kT, , mask]) =>
         attentionProgram(q as tf.TensorInfo, kT as tf.TensorInfo, mask as tf.TensorInfo),
     },
+    [ATTENTION_ROTARY_KERNEL]: {
+      inputs: ['q', 'kT', 'v', 'mask', 'cosT', 'sinT'],
+      build: ([q, kT, , mask]) =>
+        attentionProgram(q as tf.TensorInfo, kT as tf.TensorInfo, mask as tf.TensorInfo, true),
+    },
   });
+}
+
+/**
+ * Attention of queries `q` `[B, T, nh, d]` not yet rotated, with the rotary tables `cos`/`sin`
+ * `[B·T, d]`, in one dispatch on webgpu: the rotary embedding is applied as the kernel loads each
+ * query row (a decode step saves the rotary dispatch of every layer). No gradient: passes without
+ * a tape only.
+ */
+export function rotaryAttention(
+  q: tf.Tensor4D,
+  cos: tf.Tensor2D,
+  sin: tf.Tensor2D,
+  kT: tf.Tensor4D,
+  v: tf.Tensor4D,
+  mask: tf.Tensor4D,
+): tf.Tensor2D {
+  return tf
+    .engine()
+    .runKernel(ATTENTION_ROTARY_KERNEL, { q, kT, v, mask, cosT: cos, sinT: sin }) as tf.Tensor2D;
 }
 
 /** Attention in one dispatch on webgpu (backward: four), composed elsewhere. */

@@ -4,7 +4,7 @@ import { rotaryTables } from '../../../decoder/ops.ts';
 import { seededFloats } from '../../../test-models.ts';
 import { selectBackend } from '../../select.ts';
 import { probeWebGPUAdapter } from '../setup.ts';
-import { attentionComposed, fusedAttention } from './attention.ts';
+import { attentionComposed, fusedAttention, rotaryAttention } from './attention.ts';
 import {
   type AdamWScalars,
   entropyComposed,
@@ -228,6 +228,40 @@ describe.skipIf(adapter === undefined)(`fused webgpu kernels${skipReason}`, () =
     want.forEach((w, i) => {
       expect(maxDiff(got[i] as Float32Array, w), `output ${i}`).toBeLessThan(1e-6);
     });
+  });
+
+  it('attention with the queries rotated as the kernel loads them equals rotary then attention on cpu', async () => {
+    // A decode step: one query position per row after 6 cached ones, GQA 4 query heads on 2.
+    const S = 7;
+    const nh = 4;
+    const positions = [6, 4];
+    const t = rotaryTables(positions, Float32Array.from([1, 0.1, 0.01, 0.001]));
+    const qData = seededFloats(B * nh * d, 41);
+    const kData = seededFloats(B * 2 * d * S, 42);
+    const vData = seededFloats(B * 2 * S * d, 43);
+    const maskRows = new Float32Array(B * S).map((_, i) => (i === S + 6 ? -1e9 : 0));
+    const run = async (backend: 'cpu' | 'webgpu') => {
+      await selectBackend({ backend });
+      const q = tf.tensor4d(qData, [B, 1, nh, d]);
+      const kT = tf.tensor4d(kData, [B, 2, d, S]);
+      const v = tf.tensor4d(vData, [B, 2, S, d]);
+      const mask = tf.tensor4d(maskRows, [B, 1, 1, S]);
+      const cos = tf.tensor2d(t.cos, [B, d]);
+      const sin = tf.tensor2d(t.sin, [B, d]);
+      const out =
+        backend === 'webgpu'
+          ? rotaryAttention(q, cos, sin, kT, v, mask)
+          : attentionComposed(
+              rotaryComposed(q, tf.reshape(cos, [B, 1, 1, d]), tf.reshape(sin, [B, 1, 1, d])),
+              kT,
+              v,
+              mask,
+            );
+      const values = (await out.data()) as Float32Array;
+      tf.dispose([q, kT, v, mask, cos, sin, out]);
+      return values;
+    };
+    expect(maxDiff(await run('webgpu'), await run('cpu'))).toBeLessThan(2e-6);
   });
 
   it('sums more inputs than the device binds per stage (AddN in groups)', async () => {

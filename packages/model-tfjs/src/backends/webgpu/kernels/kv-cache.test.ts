@@ -9,6 +9,7 @@ import {
   allocateLayerCache,
   appendKeys,
   appendValues,
+  KV_CACHE_KERNELS,
   writeKeys,
   writeValues,
 } from './kv-cache.ts';
@@ -162,3 +163,67 @@ describe.skipIf(adapter === undefined)(`a fixed-capacity KV cache on webgpu${ski
     tf.dispose([cache.k, cache.v, pastK, pastV, cos, sin, kx, vx, ...written]);
   });
 });
+
+describe.skipIf(adapter === undefined)(
+  `new keys and values in a differentiated pass${skipReason}`,
+  () => {
+    it('give the gradients of the composed rotary and transposes on cpu (1e-6), one dispatch each', async () => {
+      const B = 2;
+      const T = 5;
+      const nkv = 2;
+      const d = 8;
+      const positions = Array.from({ length: B * T }, (_, i) => (i % T) + 2 * Math.floor(i / T));
+      const invFreq = Float32Array.from({ length: d / 2 }, (_, j) => 1 / 10000 ** ((2 * j) / d));
+      const tables = rotaryTables(positions, invFreq);
+      const run = async (backend: 'cpu' | 'webgpu') => {
+        await selectBackend({ backend });
+        const cos = tf.tensor2d(tables.cos, [B * T, d]);
+        const sin = tf.tensor2d(tables.sin, [B * T, d]);
+        const kx = tf.tensor2d(seededFloats(B * T * nkv * d, 11), [B * T, nkv * d]);
+        const vx = tf.tensor2d(seededFloats(B * T * nkv * d, 12), [B * T, nkv * d]);
+        const ck = tf.tensor4d(seededFloats(B * nkv * d * T, 13), [B, nkv, d, T]);
+        const cv = tf.tensor4d(seededFloats(B * nkv * T * d, 14), [B, nkv, T, d]);
+        const loss = (k: tf.Tensor, v: tf.Tensor) =>
+          tf.add(
+            tf.sum(tf.mul(appendKeys(k as tf.Tensor2D, cos, sin, B, nkv), ck)),
+            tf.sum(tf.mul(appendValues(v as tf.Tensor2D, B, nkv), cv)),
+          ) as tf.Scalar;
+        const grads = tf.grads(loss)([kx, vx]);
+        const out = await Promise.all(grads.map((g) => g.data() as Promise<Float32Array>));
+        const kernels: string[] = [];
+        if (backend === 'webgpu') {
+          const engine = tf.engine();
+          const original = engine.runKernel.bind(engine);
+          engine.runKernel = ((name: string, ...rest: unknown[]) => {
+            kernels.push(name);
+            return (original as (...a: unknown[]) => unknown)(name, ...rest);
+          }) as typeof engine.runKernel;
+          try {
+            const g = tf.grads(loss)([kx, vx]);
+            await Promise.all(g.map((t) => t.data()));
+            tf.dispose(g);
+          } finally {
+            engine.runKernel = original;
+          }
+        }
+        tf.dispose([cos, sin, kx, vx, ck, cv, ...grads]);
+        return { out, kernels };
+      };
+      const want = await run('cpu');
+      const got = await run('webgpu');
+      want.out.forEach((w, i) => {
+        const g = got.out[i] as Float32Array;
+        let worst = 0;
+        for (let j = 0; j < w.length; j++)
+          worst = Math.max(worst, Math.abs((g[j] as number) - (w[j] as number)));
+        expect(worst, `gradient ${i}`).toBeLessThan(1e-6);
+      });
+      const calls = (name: string) => got.kernels.filter((k) => k === name).length;
+      expect(calls(KV_CACHE_KERNELS.newKeys)).toBe(1);
+      expect(calls(KV_CACHE_KERNELS.newKeysGrad)).toBe(1);
+      expect(calls(KV_CACHE_KERNELS.newValues)).toBe(1);
+      expect(calls(KV_CACHE_KERNELS.newValuesGrad)).toBe(1);
+      expect(calls('Transpose')).toBe(0);
+    });
+  },
+);

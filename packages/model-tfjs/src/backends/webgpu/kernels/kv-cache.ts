@@ -1,10 +1,13 @@
 /**
- * Inference-only kernels that write a decoder layer's new keys and values straight into the KV
+ * Kernels that write a decoder layer's new keys and values straight into the KV
  * cache layout: one dispatch each where the composed path takes five (keys: rotary, transpose,
  * concat; values: transpose, concat). Layouts follow decoder/forward.ts: projections arrive flat as
  * `[B·T, nkv·d]`; keys are cached transposed `[B, nkv, d, S]`, values `[B, nkv, S, d]`; the new
  * `T` positions follow the `Sp` cached ones. Rotary tables are `[B·T, d]` (one row per position,
- * shared by the heads). No gradients: generation and scoring run these only without a tape.
+ * shared by the heads). Generation and scoring run them without a tape; a differentiated pass on
+ * webgpu starts its keys and values with the two kernels without a past (`newKeys`,
+ * `newValues`), whose gradients are one dispatch each back to the projections' layout (where the
+ * composed path takes two for keys, rotary and transpose, and one for values).
  */
 import * as tf from '@tensorflow/tfjs';
 import {
@@ -20,6 +23,8 @@ export const KV_CACHE_KERNELS = {
   newKeys: 'AgentrlNewKeys',
   appendValues: 'AgentrlAppendValues',
   newValues: 'AgentrlNewValues',
+  newKeysGrad: 'AgentrlNewKeysGrad',
+  newValuesGrad: 'AgentrlNewValuesGrad',
 } as const;
 
 const UNIFORMS = 'd : i32, nkv : i32, T : i32, Sp : i32,';
@@ -98,14 +103,111 @@ function cacheKernel(kind: 'keys' | 'values', hasPast: boolean): ProgramKernel {
   };
 }
 
-/** Registers the four kernels on the webgpu backend (idempotent). */
+// The gradients of new keys and values (no past), back to the projections' layout `[B·T, nkv·d]`.
+// Keys: the transpose of the rotation is the rotation by the opposite angle, read from dk
+// `[B, nkv, d, T]`: dx_j = dk_j·cos_j + (j < d/2 ? dk_{j+d/2}·sin_{j+d/2} : −dk_{j−d/2}·sin_{j−d/2}).
+const KEYS_GRAD = `
+  let d = uniforms.d;
+  let T = uniforms.T;
+  let nkv = uniforms.nkv;
+  let k = index % d;
+  let h = (index / d) % nkv;
+  let n = index / (d * nkv);
+  let b = n / T;
+  let t = n % T;
+  let head = (b * nkv + h) * d;
+  let half = d / 2;
+  var partner = 0.0;
+  if (k < half) {
+    partner = dk[(head + k + half) * T + t] * sinT[n * d + k + half];
+  } else {
+    partner = -dk[(head + k - half) * T + t] * sinT[n * d + k - half];
+  }
+  result[index] = dk[(head + k) * T + t] * cosT[n * d + k] + partner;`;
+
+// Values: dx[b·T + t, h·d + k] = dv[b, h, t, k].
+const VALUES_GRAD = `
+  let d = uniforms.d;
+  let T = uniforms.T;
+  let nkv = uniforms.nkv;
+  let k = index % d;
+  let h = (index / d) % nkv;
+  let n = index / (d * nkv);
+  result[index] = dv[(((n / T) * nkv + h) * T + n % T) * d + k];`;
+
+function gradKernel(kind: 'keys' | 'values'): ProgramKernel {
+  const keys = kind === 'keys';
+  const inputs = keys ? ['dk', 'cosT', 'sinT'] : ['dv'];
+  return {
+    inputs,
+    build: ([g], { B, nkv }) => {
+      // dk [B, nkv, d, T] or dv [B, nkv, T, d]
+      const shape = (g as tf.TensorInfo).shape as [number, number, number, number];
+      const d = keys ? shape[2] : shape[3];
+      const T = keys ? shape[3] : shape[2];
+      return {
+        program: elementwiseProgram(
+          `new_${kind}_grad`,
+          inputs,
+          [(B as number) * T, (nkv as number) * d],
+          keys ? KEYS_GRAD : VALUES_GRAD,
+          UNIFORMS,
+        ),
+        uniforms: uniforms(d, nkv as number, T, 0),
+      };
+    },
+  };
+}
+
+/**
+ * Registers the kernels on the webgpu backend, and the gradients of new keys and values (no past:
+ * a differentiated pass starts no cache of its own) (idempotent).
+ */
 export function registerKvCacheKernels(): void {
   registerProgramKernels({
     [KV_CACHE_KERNELS.appendKeys]: cacheKernel('keys', true),
     [KV_CACHE_KERNELS.newKeys]: cacheKernel('keys', false),
     [KV_CACHE_KERNELS.appendValues]: cacheKernel('values', true),
     [KV_CACHE_KERNELS.newValues]: cacheKernel('values', false),
+    [KV_CACHE_KERNELS.newKeysGrad]: gradKernel('keys'),
+    [KV_CACHE_KERNELS.newValuesGrad]: gradKernel('values'),
   });
+  if (tf.getGradient(KV_CACHE_KERNELS.newKeys) === undefined) {
+    // The rotary tables are constants: the tape never asks for their gradients.
+    const constant = (t: tf.Tensor) => () => tf.zerosLike(t);
+    tf.registerGradient({
+      kernelName: KV_CACHE_KERNELS.newKeys,
+      inputsToSave: ['cosT', 'sinT'],
+      gradFunc: (dy, saved, attrs) => {
+        const [cosT, sinT] = saved as [tf.Tensor, tf.Tensor];
+        return {
+          x: () =>
+            tf
+              .engine()
+              .runKernel(
+                KV_CACHE_KERNELS.newKeysGrad,
+                { dk: dy as tf.Tensor, cosT, sinT },
+                attrs as unknown as tf.NamedAttrMap,
+              ) as tf.Tensor,
+          cosT: constant(cosT),
+          sinT: constant(sinT),
+        };
+      },
+    });
+    tf.registerGradient({
+      kernelName: KV_CACHE_KERNELS.newValues,
+      gradFunc: (dy, _saved, attrs) => ({
+        x: () =>
+          tf
+            .engine()
+            .runKernel(
+              KV_CACHE_KERNELS.newValuesGrad,
+              { dv: dy as tf.Tensor },
+              attrs as unknown as tf.NamedAttrMap,
+            ) as tf.Tensor,
+      }),
+    });
+  }
 }
 
 function rotateHalf(x: tf.Tensor4D): tf.Tensor4D {
