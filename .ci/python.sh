@@ -4,10 +4,12 @@
 # content of that file outside the checkout (so no file walker of the repository sees it, and
 # checkouts share it); the package built as a wheel (its pinned build backend) and installed
 # into a folder of this run only; then pytest. Exits non-zero on any failure, and when pytest
-# collects no test (its exit 5).
+# collects no test (its exit 5). AGENTRL_PYTHON_REQUIREMENTS names another pinned file for the
+# environment (python/requirements-trl.txt adds TRL and PyTorch 2, so that the TRL example's test
+# runs instead of skipping; CI keeps the default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REQUIREMENTS=python/requirements-ci.txt
+REQUIREMENTS=${AGENTRL_PYTHON_REQUIREMENTS:-python/requirements-ci.txt}
 PYTHON=${PYTHON:-python3}
 
 "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || {

@@ -39,6 +39,8 @@ type Entry = { readonly run: 'root' | 'scratch' } | { readonly skip: string };
 const CI_ITSELF = 'part of the CI run that this test belongs to';
 const PYTHON_SIDE = 'installs Debian packages for the Python comparison (root, network)';
 const VERL_AGENT = 'needs a verl-agent checkout at the path given';
+const TRL_EXAMPLE_ENV =
+  "the TRL example's Python environment: about 6 GB from PyPI (PyTorch 2 with its CUDA libraries)";
 
 /** Every README command: run it (from the root or a scratch folder), or skip it and say why. */
 const ENTRIES: Readonly<Record<string, Entry>> = {
@@ -183,6 +185,21 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     {
       skip: 'serves until stopped (and installs the runner from npm); python/agentrl-env/tests start the same server from the checkout',
     },
+  'python3 -m venv ~/.cache/agentrl/trl-venv': { skip: TRL_EXAMPLE_ENV },
+  '~/.cache/agentrl/trl-venv/bin/pip install -r python/requirements-trl.txt ./python/agentrl-env': {
+    skip: TRL_EXAMPLE_ENV,
+  },
+  'pnpm agentrl env serve --env alfworld --port 8000 --set env.options.source=generated --set env.options.generator.storageReceptacles=2 --set env.options.generator.distractors=1 --set env.options.generator.extraTargets=0 --set env.options.maxSteps=10':
+    {
+      skip: 'serves until stopped; python/agentrl-env/tests/test_trl_example.py starts the same server on a free port',
+    },
+  '~/.cache/agentrl/trl-venv/bin/python python/agentrl-env/examples/trl_grpo_alfworld.py --url http://127.0.0.1:8000':
+    {
+      skip: "needs the TRL example's environment and the server above; python/agentrl-env/tests/test_trl_example.py runs it",
+    },
+  'AGENTRL_PYTHON_REQUIREMENTS=python/requirements-trl.txt bash .ci/python.sh': {
+    skip: TRL_EXAMPLE_ENV,
+  },
   'agentrl env serve --env alfworld --port 8001 --set env.options.split=valid_seen': {
     skip: 'serves until stopped; src/env-serve.test.ts starts the same server on a free port',
   },

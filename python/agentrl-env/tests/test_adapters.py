@@ -57,11 +57,16 @@ def test_the_trl_environment_exposes_one_documented_tool_and_keeps_reward_and_wo
             break
         reply = env.act(env.observation.admissible_actions[-1])
         assert isinstance(reply, str)
-    assert env.turns > 0
+    assert env.turns > 0 and env.inadmissible_turns == 0
     assert env_reward([env]) == [env.reward] == [env.get_reward()]
     if env.done:
         with pytest.raises(ValueError, match="over"):
             env.act("look")
+    env.reset(seed=2)
+    assert env.turns == 0
+    env.act("fly to the moon")
+    env.act(env.observation.admissible_actions[0])
+    assert (env.turns, env.inadmissible_turns) == (2, 1), "an action the env had not listed is counted"
     env._close()
 
 

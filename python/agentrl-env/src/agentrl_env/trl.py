@@ -44,6 +44,9 @@ class AgentRLEnvironment:
         self.observation: Optional[AgentRLObservation] = None
         #: Actions taken in this episode.
         self.turns: int = 0
+        #: Actions that were not among the admissible actions listed with the observation they
+        #: answered (the env still takes them: ALFWorld answers "Nothing happens.").
+        self.inadmissible_turns: int = 0
 
     def reset(self, **row: Any) -> str:
         if self._client is None:
@@ -51,6 +54,7 @@ class AgentRLEnvironment:
         task = row.get("task")
         result = self._client.reset(**reset_kwargs(int(row.get("seed", 0) or 0), task))
         self.reward, self.won, self.done, self.turns = 0.0, False, False, 0
+        self.inadmissible_turns = 0
         self.observation = result.observation
         return render_observation(result.observation)
 
@@ -67,6 +71,9 @@ class AgentRLEnvironment:
             raise ValueError("The environment has not been reset.")
         if self.done:
             raise ValueError("The episode is over: no more actions are accepted.")
+        listed = self.observation.admissible_actions if self.observation is not None else None
+        if listed and action not in listed:
+            self.inadmissible_turns += 1
         result = self._client.step(action)
         self.turns += 1
         self.reward += result.reward or 0.0
