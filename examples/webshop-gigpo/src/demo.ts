@@ -36,15 +36,21 @@ export interface DemoBudget extends DemoBudgetBase {
   readonly maxNewTokens: number;
 }
 
-/** The CPU recipe (README "Measured"): the ALFWorld demo's, with WebShop's longer actions. */
+/**
+ * The CPU recipe (README "Measured"): the kit's, with WebShop's longer actions, four times the RL
+ * iterations (64) and rollouts at temperature 1. At the kit's 0.4 the warm-started policy's
+ * entropy was 0.04–0.14 nats per token and 77–94 % of the rows had zero advantage (seed 0, first
+ * iterations): the episodes of a group mostly ended alike. Validation stays at the kit's 0.4.
+ */
 export const FULL_BUDGET: DemoBudget = {
   ...CPU_RECIPE,
   name: 'full',
   catalogue: 1000,
   demoEpisodes: 400,
   sftSteps: 480,
-  iterations: 16,
-  valEvery: 8,
+  iterations: 64,
+  valEvery: 16,
+  temperature: 1,
   maxTurns: 15,
   maxNewTokens: 22,
 };
