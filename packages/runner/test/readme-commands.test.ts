@@ -112,6 +112,10 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm --filter @agentrl-bench/model-gpu test': { skip: CI_ITSELF },
   'pnpm --filter @agentrl-bench/model-gpu bench --shapes tiny --python /usr/bin/python3 --json /tmp/tiny.json':
     { skip: 'needs PyTorch in /usr/bin/python3 and a GPU for the comparison' },
+  'pnpm --filter @agentrl-bench/model-gpu dispatches [--only qwen2.5-0.5b] [--fused-off NAME,...] [--json FILE]':
+    {
+      skip: 'a usage line (brackets are optional arguments); one shape takes minutes on software Vulkan',
+    },
   'benchmarks/model-gpu/scripts/pack.sh': {
     skip: 'builds a 35 MB bundle for a GPU machine',
   },
