@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { searchCompactPrompt } from '@agentrl/env-search';
 import { describe, expect, it } from 'vitest';
+import { freshRunDir, readMetrics, runCli } from '../test/cli.ts';
 import { formatResponse, parseRunConfig } from './config.ts';
 import { createEstimator } from './estimators.ts';
 import { expertOf, loadEnvSpecs } from './plugins.ts';
@@ -105,5 +108,51 @@ describe('the search presets', () => {
       await env.close();
     }
     for (const id of seen.val) expect(seen.train.has(id)).toBe(false);
+  }, 0);
+
+  it('warm-starts, trains, evaluates and reports through the CLI on search-cpu, with exact match per data source', async () => {
+    const dir = freshRunDir('agentrl-search-preset-');
+    const tiny = [
+      ...['rollout.batchSize=4', 'rollout.groupSize=2', 'validation.every=1'],
+      ...['validation.episodes=4', 'model.options.architecture.vocabularyEpisodes=8'],
+      ...['model.options.architecture.hiddenSize=32', 'model.options.architecture.layers=1'],
+      ...['sft.episodes=8', 'sft.steps=2', 'sft.batchSize=4'],
+    ].flatMap((s) => ['--set', s]);
+    const preset = ['--preset', 'search-cpu'];
+    const sft = await runCli(['sft', ...preset, '--run-dir', dir, ...tiny]);
+    expect(sft.code, sft.err).toBe(0);
+    expect(sft.err).toMatch(/expert won \d+\/8 episodes/);
+    const rl = `${dir}-rl`;
+    const fromSft = ['--set', `model.path=${dir}/sft/model`];
+    const train = await runCli([
+      'train',
+      ...preset,
+      '--run-dir',
+      rl,
+      '--iterations',
+      '1',
+      ...tiny,
+      ...fromSft,
+    ]);
+    expect(train.code, train.err).toBe(0);
+    const last = readMetrics(rl).at(-1) ?? {};
+    expect(Object.keys(last).filter((k) => k.startsWith('val/env/em/'))).not.toHaveLength(0);
+    const checkpoint = `${rl}/checkpoints/iter-000001`;
+    const evaluation = await runCli([
+      'eval',
+      ...preset,
+      '--run-dir',
+      rl,
+      '--checkpoint',
+      checkpoint,
+      ...tiny,
+    ]);
+    expect(evaluation.code, evaluation.err).toBe(0);
+    expect(evaluation.out).toMatch(/exact match \d+\.\d\d/);
+    const report = await runCli(['report', rl]);
+    expect(report.code, report.err).toBe(0);
+    expect(readFileSync(join(rl, 'report.html'), 'utf8')).toMatch(
+      /val\/env\/em\/synthetic-(single|multihop)/,
+    );
   }, 0);
 });

@@ -304,7 +304,7 @@ export const PRESETS: Readonly<Record<string, RunConfigInput>> = {
     validation: { every: 50, episodes: 480, temperature: 0.4 },
     sft: {
       episodes: 1200,
-      steps: 450,
+      steps: 1200,
       batchSize: 32,
       responseTemplate: '{action}',
       spaceInsideTags: true,

@@ -2,7 +2,8 @@
  * The fresh model's vocabulary (`freshVocabulary` of `@agentrl/runner/tfjs-fresh`) as the CPU
  * presets build it through the CLI: from the env's expert episodes on the training and the
  * held-out env, every expert response of a held-out task is written in a handful of whole
- * pieces, decodes back to itself and parses as the same action.
+ * pieces, decodes back to itself and parses as the same action. ALFWorld's too (its preset keeps
+ * the random vocabulary; the option works for any env module that exports an expert).
  */
 import { join } from 'node:path';
 import { loadTokenizer, writeTokenizerFiles } from '@agentrl/model-tfjs';
@@ -59,7 +60,7 @@ async function responseTokens(preset: string, from: 'random' | 'expert'): Promis
 }
 
 describe('the fresh model vocabulary', () => {
-  for (const preset of ['webshop-cpu', 'search-cpu']) {
+  for (const preset of ['webshop-cpu', 'search-cpu', 'alfworld-cpu']) {
     it(`built from the expert's episodes writes ${preset}'s held-out expert responses in fewer tokens than one built at random (under 70 %), and back exactly`, async () => {
       const expert = await responseTokens(preset, 'expert');
       const random = await responseTokens(preset, 'random');

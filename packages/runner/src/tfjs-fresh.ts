@@ -134,8 +134,12 @@ export async function freshVocabulary(
   return buildWordVocabulary(texts, {
     maxWords: a.maxWords,
     // The response template's own pieces whatever the counts (the default template gives
-    // `<think>I act.</think><action> </action>`, the pieces this module always kept).
-    required: [formatResponse(context.config.sft, ' ')],
+    // `<think>I act.</think><action> </action>`, the pieces this module always kept); with the
+    // expert, also the chat template's role names, which every prompt holds (else 13 bytes).
+    required: [
+      formatResponse(context.config.sft, ' '),
+      ...(a.vocabularyFrom === 'expert' ? ['user', 'assistant'] : []),
+    ],
   });
 }
 

@@ -226,7 +226,27 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm agentrl eval --preset alfworld-cpu --run-dir /tmp/cpu-preset --checkpoint /tmp/cpu-preset/checkpoints/iter-000003 --episodes 8 --set rollout.maxTurns=6':
     { run: 'root' },
   'pnpm agentrl report /tmp/cpu-preset': { run: 'root' },
+  ...presetRunEntries('webshop-cpu', 16, 'WebShop'),
+  ...presetRunEntries('search-cpu', 200, 'search-QA'),
 };
+
+/** The four commands of a CPU preset's full run in the runner README (minutes of CPU each). */
+function presetRunEntries(preset: string, iterations: number, name: string): Record<string, Entry> {
+  const dir = `runs/${preset}`;
+  const checkpoint = `${dir}-rl/checkpoints/iter-${String(iterations).padStart(6, '0')}`;
+  const tested = `src/presets-${preset.split('-')[0]}.test.ts runs the same commands at a tiny budget`;
+  return {
+    [`pnpm agentrl sft --preset ${preset} --run-dir ${dir}`]: {
+      skip: `the ${name} preset's full warm start, minutes of CPU; ${tested}`,
+    },
+    [`pnpm agentrl train --preset ${preset} --run-dir ${dir}-rl --set model.path=${dir}/sft/model`]:
+      { skip: `the ${name} preset's full GiGPO run from the warm start, minutes of CPU` },
+    [`pnpm agentrl eval --preset ${preset} --run-dir ${dir}-rl --checkpoint ${checkpoint}`]: {
+      skip: 'evaluates the checkpoint of the skipped train command above',
+    },
+    [`pnpm agentrl report ${dir}-rl`]: { skip: 'reports the skipped train run above' },
+  };
+}
 
 const commands = readmeCommands(ROOT);
 const scratchRoot = mkdtempSync(join(tmpdir(), 'agentrl-readme-'));
