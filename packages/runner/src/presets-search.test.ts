@@ -135,6 +135,10 @@ describe('the search presets', () => {
       ...fromSft,
     ]);
     expect(train.code, train.err).toBe(0);
+    // The warm start's tokenizer came along, so eval on the RL run reads what it trained with.
+    expect(readFileSync(join(rl, 'model-init', 'tokenizer.json'), 'utf8')).toBe(
+      readFileSync(join(dir, 'model-init', 'tokenizer.json'), 'utf8'),
+    );
     const last = readMetrics(rl).at(-1) ?? {};
     expect(Object.keys(last).filter((k) => k.startsWith('val/env/em/'))).not.toHaveLength(0);
     const checkpoint = `${rl}/checkpoints/iter-000001`;
@@ -148,6 +152,7 @@ describe('the search presets', () => {
       ...tiny,
     ]);
     expect(evaluation.code, evaluation.err).toBe(0);
+    expect(evaluation.err).toMatch(/reusing the fresh model in .*-rl\/model-init/);
     expect(evaluation.out).toMatch(/exact match \d+\.\d\d/);
     const report = await runCli(['report', rl]);
     expect(report.code, report.err).toBe(0);

@@ -17,7 +17,8 @@
  * tokens, validation on 512 questions. Its inputs are the model folder, the question files
  * (Search-R1's NQ + HotpotQA training rows, a test file) and the URL of a retrieval server (the
  * Search-R1 E5 server, `POST /retrieve`). `search-cpu` is the search demo's setting: a generated
- * knowledge base (held-out questions for validation), a fresh tiny model, groups of 4.
+ * knowledge base (held-out questions for validation), a fresh tiny model, groups of 4, with
+ * 1,200 warm-start steps (at 450 the model had not yet learned to copy the question's entity).
  *
  * The CPU presets of WebShop and search-QA prompt with the env's `compact` template (the paper's
  * runs up to 2,300 tokens a step in a tiny model's word vocabulary), teach a short response

@@ -9,13 +9,15 @@
  * `--resume` get the same tokenizer), and loads that folder through `@agentrl/runner/tfjs`.
  *
  * With a `model.path` that holds weights only (a checkpoint or `agentrl sft`'s `sft/model`), the
- * tokenizer and architecture come from `<runDir>/model-init` and the weights from `model.path`.
+ * tokenizer and architecture come from the `model-init` of its run and the weights from
+ * `model.path`; that `model-init` is copied into this run's folder when it has none, so that a
+ * later `agentrl eval --checkpoint` on this run reads the same tokenizer.
  *
  * `model.options.architecture` sets the fresh model's size; every other option goes to
  * `@agentrl/runner/tfjs` unchanged.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { cpSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import {
   ConfigError,
   createRng,
@@ -174,6 +176,12 @@ export async function createModel(
         model.path,
       );
       context.logger.info(`weights from ${model.path} (tokenizer and architecture of ${init})`);
+      if (resolve(init) !== resolve(initDir) && !existsSync(join(initDir, 'config.json'))) {
+        // Later commands on this run folder (eval --checkpoint, --resume) find the tokenizer
+        // the run trained with, not a vocabulary built anew.
+        cpSync(init, initDir, { recursive: true });
+        context.logger.info(`copied ${init} to ${initDir}`);
+      }
       return created;
     }
     return createTfjsModel({ ...model, options: tfjsOptions }, context);
