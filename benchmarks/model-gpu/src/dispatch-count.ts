@@ -149,10 +149,12 @@ async function countModel(
   s: CountShape,
   layers: number,
   fusedKernels: FusedKernelsOption | undefined,
+  precision: 'f32' | 'mixed',
 ): Promise<{ train: DispatchCount; lora: DispatchCount; decode: DispatchCount }> {
   const model = await createCausalLM(modelConfig(s, layers), {
     seed: 1,
     backend: 'webgpu',
+    precision,
     ...(fusedKernels === undefined ? {} : { webgpu: { fusedKernels } }),
   });
   try {
@@ -183,13 +185,17 @@ async function countModel(
   }
 }
 
-/** Counts every step of `shape` (and one layer's share, from a model one layer shallower). */
+/**
+ * Counts every step of `shape` (and one layer's share, from a model one layer shallower), under
+ * the training `precision` (`mixed`: loss scaling, and half-precision products where they exist).
+ */
 export async function countSteps(
   shape: CountShape,
   fusedKernels?: FusedKernelsOption,
+  precision: 'f32' | 'mixed' = 'f32',
 ): Promise<StepCounts> {
-  const full = await countModel(shape, shape.layers, fusedKernels);
-  const less = await countModel(shape, shape.layers - 1, fusedKernels);
+  const full = await countModel(shape, shape.layers, fusedKernels, precision);
+  const less = await countModel(shape, shape.layers - 1, fusedKernels, precision);
   return {
     shape: shape.name,
     layers: shape.layers,

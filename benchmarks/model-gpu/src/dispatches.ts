@@ -4,7 +4,7 @@
  * adapter, software Vulkan included: the counts do not depend on the device.
  *
  *   node --conditions=@agentrl/source src/dispatches.ts [--only qwen2.5-0.5b,...]
- *     [--fused-off all|NAME,...] [--json out.json]
+ *     [--fused-off all|NAME,...] [--precision f32|mixed] [--json out.json]
  */
 import { writeFileSync } from 'node:fs';
 import { FUSED_KERNEL_NAMES, type FusedKernelsOption, selectBackend } from '@agentrl/model-tfjs';
@@ -25,13 +25,18 @@ if (unknown.length > 0) {
   );
   process.exit(2);
 }
+const precision = arg('precision') ?? 'f32';
+if (precision !== 'f32' && precision !== 'mixed') {
+  process.stderr.write(`--precision must be f32 or mixed, got ${precision}\n`);
+  process.exit(2);
+}
 const fusedKernels: FusedKernelsOption | undefined =
   off.length === 0 ? undefined : Object.fromEntries(off.map((n) => [n, false]));
 
 await selectBackend({ backend: 'webgpu' });
 const results: StepCounts[] = [];
 for (const shape of COUNT_SHAPES.filter((s) => only === undefined || only.includes(s.name))) {
-  const r = await countSteps(shape, fusedKernels);
+  const r = await countSteps(shape, fusedKernels, precision);
   results.push(r);
   const perLayer = (counts: Record<string, number>) =>
     Object.values(counts).reduce((a, b) => a + b, 0);
@@ -52,6 +57,6 @@ const json = arg('json');
 if (json !== undefined) {
   writeFileSync(
     json,
-    `${JSON.stringify({ setup: COUNT_SETUP, fusedOff: off, results }, null, 2)}\n`,
+    `${JSON.stringify({ setup: COUNT_SETUP, fusedOff: off, precision, results }, null, 2)}\n`,
   );
 }

@@ -253,12 +253,13 @@ async function applyFused(
   variables: readonly tf.Variable[],
   grads: readonly tf.Tensor[],
   resolved: ResolvedOptimizerOptions,
+  unscale: number,
 ): Promise<{ gradNorm: number; skipped: boolean }> {
   const { blocks, separate } = state.packedBlocks(variables, {
     maxMembers: momentsGroupLimit(),
     maxBlockBytes: webgpuBindingLimit() ?? Number.POSITIVE_INFINITY,
   });
-  const norm = tf.tidy(() => adamwGlobalNorm(grads));
+  const norm = tf.tidy(() => adamwGlobalNorm(grads, unscale));
   try {
     let gradNorm: number | undefined;
     if (separate.length > 0) {
@@ -285,7 +286,7 @@ async function applyFused(
         const memberGrads = block.members.map(
           ({ variable }) => gradOf.get(variable.name) as tf.Tensor,
         );
-        const scalars = { ...common, clip };
+        const scalars = { ...common, clip, unscale };
         block.moments.assign(adamwBlockMoments(memberGrads, block.moments, norm, scalars));
         for (const { variable, offset } of block.members) {
           variable.assign(
@@ -298,7 +299,8 @@ async function applyFused(
       const gradScale = clip > 0 && n > clip ? clip / (n + 1e-6) : 1;
       for (const variable of separate) {
         const { m, v } = state.moments(variable);
-        const g = gradOf.get(variable.name) as tf.Tensor;
+        const raw = gradOf.get(variable.name) as tf.Tensor;
+        const g = unscale === 1 ? raw : tf.mul(raw, unscale);
         const next = fusedAdamWUpdate(variable, g, m, v, { ...common, gradScale });
         m.assign(next.m);
         v.assign(next.v);
@@ -319,13 +321,16 @@ async function applyFused(
 
 /**
  * Clips and applies `grads` (keyed like `variables`) with AdamW. Returns the pre-clip gradient
- * norm and whether the step was skipped (non-finite norm).
+ * norm and whether the step was skipped (non-finite norm). `unscale` multiplies every gradient
+ * first (the inverse of a loss scale, a power of two: exact): the fused webgpu step does it
+ * inside its kernels, the other paths with one multiply per gradient.
  */
 export async function applyAdamW(
   state: AdamWState,
   variables: readonly tf.Variable[],
   grads: readonly tf.Tensor[],
   options: OptimizerOptions,
+  unscale = 1,
 ): Promise<{ gradNorm: number; skipped: boolean }> {
   const lr = checkPositive(options.learningRate, 'learningRate', true);
   const beta1 = options.beta1 ?? 0.9;
@@ -341,7 +346,15 @@ export async function applyAdamW(
     weightDecay: wd,
     maxGradNorm: maxNorm,
   };
-  if (fusedKernelsActive('adamw')) return applyFused(state, variables, grads, resolved);
+  if (fusedKernelsActive('adamw')) return applyFused(state, variables, grads, resolved, unscale);
+  if (unscale !== 1) {
+    const scaled = tf.tidy(() => grads.map((g) => tf.mul(g, unscale)));
+    try {
+      return await applyAdamW(state, variables, scaled, options);
+    } finally {
+      tf.dispose(scaled);
+    }
+  }
   const gradNorm = await globalNorm(grads);
   if (!Number.isFinite(gradNorm)) return { gradNorm, skipped: true };
   const coef =

@@ -411,18 +411,14 @@ async function runJob(
     }
     local = { grads, loss, metrics };
     if (grads === undefined) return { loss: 0, gradNorm: 0, skipped: true, metrics: {} };
-    if (lossScale !== 1) {
-      // A power of two: exact, so the update equals the unscaled one unless a value overflowed.
-      const scaled: tf.Tensor[] = grads;
-      grads = tf.tidy(() => scaled.map((g) => tf.mul(g, 1 / lossScale)));
-      tf.dispose(scaled);
-      local = { grads, loss, metrics };
-    }
+    // Divided by the loss scale, a power of two: exact, so the update equals the unscaled one
+    // unless a value overflowed (inside the fused webgpu step's kernels, no dispatch of its own).
     const { gradNorm, skipped } = await applyAdamW(
       stateOf(store),
       store.trainableVariables(),
       grads,
       options,
+      1 / lossScale,
     );
     scaler?.update(!skipped);
     if (!skipped) store.weightsChanged();

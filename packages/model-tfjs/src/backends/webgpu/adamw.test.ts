@@ -227,6 +227,49 @@ describe.skipIf(adapter === undefined)(`AdamW over moment blocks on webgpu${skip
     expect(Math.abs((await normOn('webgpu')) - cpu)).toBeLessThan(1e-5 * cpu);
   });
 
+  it('divides the gradients by a loss scale inside its kernels: the unscaled step bit for bit, no dispatch more', async () => {
+    await selectBackend({ backend: 'webgpu' });
+    const step = async (scale: number) => {
+      const vars = shapes.map((s, i) =>
+        tf.variable(
+          tf.tensor(
+            seededFloats(
+              s.reduce((a, b) => a * b, 1),
+              300 + i,
+            ),
+            s,
+          ),
+        ),
+      );
+      // Gradients times a power of two, as a scaled loss gives them (exact).
+      const grads = shapes.map((s, i) =>
+        tf.tensor(
+          seededFloats(
+            s.reduce((a, b) => a * b, 1),
+            400 + i,
+            0.2,
+          ).map((x) => x * scale),
+          s,
+        ),
+      );
+      const state = new AdamWState();
+      const counted = await countWebGPUDispatches(() =>
+        applyAdamW(state, vars, grads, options, 1 / scale),
+      );
+      const params = await Promise.all(vars.map((v) => v.data() as Promise<Float32Array>));
+      state.dispose();
+      tf.dispose([...vars, ...grads]);
+      return { params, norm: counted.result.gradNorm, dispatches: counted.dispatches };
+    };
+    const plain = await step(1);
+    const scaled = await step(1024);
+    expect(scaled.dispatches).toBe(plain.dispatches);
+    expect(scaled.norm).toBe(plain.norm);
+    scaled.params.forEach((p, i) => {
+      expect(Array.from(p), `parameter ${i}`).toEqual(Array.from(plain.params[i] as Float32Array));
+    });
+  });
+
   it('saves and loads the packed state so training resumes bit for bit', async () => {
     const config = TINY_TEST_CONFIG;
     const steps = async (model: CausalLM, from: number, to: number) => {

@@ -50,9 +50,19 @@ export function normGroupLimit(): number {
   return Math.max(2, Math.min(MAX_INPUTS, maxStorageBuffers - 1));
 }
 
-const ADAMW_FIELDS = ['lr', 'beta1', 'beta2', 'eps', 'weightDecay', 'bias1', 'bias2', 'clip'];
+const ADAMW_FIELDS = [
+  'lr',
+  'beta1',
+  'beta2',
+  'eps',
+  'weightDecay',
+  'bias1',
+  'bias2',
+  'clip',
+  'unscale',
+];
 const ADAMW_UNIFORMS =
-  'lr : f32, beta1 : f32, beta2 : f32, eps : f32, wd : f32, bias1 : f32, bias2 : f32, clip : f32,';
+  'lr : f32, beta1 : f32, beta2 : f32, eps : f32, wd : f32, bias1 : f32, bias2 : f32, clip : f32, unscale : f32,';
 const adamwUniforms = (a: Record<string, number>): ProgramUniform[] =>
   ADAMW_FIELDS.map((k) => ({ type: 'float32', data: [a[k] as number] }));
 
@@ -130,16 +140,16 @@ function normPartialKernel(n: number): ProgramKernel {
   };
 }
 
-/** Σ of every element of `n` inputs, square-rooted when `root` is 1: `[1]`. */
+/** Σ of every element of `n` inputs, square-rooted and times `scale` when `root` is 1: `[1]`. */
 function sumKernel(n: number): ProgramKernel {
   const inputs = names('p', n);
-  const lengths = `${inputs.map((_, i) => `n${i} : i32,`).join(' ')} root : i32,`;
+  const lengths = `${inputs.map((_, i) => `n${i} : i32,`).join(' ')} root : i32, scale : f32,`;
   const loops = inputs
     .map((p, i) => `for (var j = tid; j < uniforms.n${i}; j += BLOCK) { acc += ${p}[j]; }`)
     .join('\n        ');
   return {
     inputs,
-    build: (list, { root }) => ({
+    build: (list, { root, scale = 1 }) => ({
       program: program(
         `adamw_norm_sum_${n}`,
         inputs,
@@ -152,12 +162,13 @@ function sumKernel(n: number): ProgramKernel {
         var acc = 0.0;
         ${loops}
         let sum = reduceSum(acc, tid);
-        if (tid == 0) { result[0] = select(sum, sqrt(sum), uniforms.root == 1); }
+        if (tid == 0) { result[0] = select(sum, sqrt(sum) * uniforms.scale, uniforms.root == 1); }
       }`,
       ),
       uniforms: [
         ...list.map((t): ProgramUniform => ({ type: 'int32', data: [sizeOf(t)] })),
         { type: 'int32', data: [root as number] },
+        { type: 'float32', data: [scale as number] },
       ],
     }),
   };
@@ -197,7 +208,7 @@ function momentsKernel(n: number): ProgramKernel {
           result[uniforms.total + at] = mv[uniforms.total + at];
           return;
         }
-        let g = grad * gscale;
+        let g = grad * uniforms.unscale * gscale;
         let m2 = uniforms.beta1 * mv[at] + (1.0 - uniforms.beta1) * g;
         let v2 = uniforms.beta2 * mv[uniforms.total + at] + (1.0 - uniforms.beta2) * g * g;
         result[at] = m2;
@@ -286,10 +297,10 @@ function groupsOf<T>(items: readonly T[], size: number): T[][] {
 }
 
 /**
- * The global L2 norm of `grads` as a `[1]` tensor: one dispatch per group of gradients, then
- * sums of the partials (one dispatch while they fit one). Webgpu only.
+ * The global L2 norm of `grads` times `scale` as a `[1]` tensor: one dispatch per group of
+ * gradients, then sums of the partials (one dispatch while they fit one). Webgpu only.
  */
-export function adamwGlobalNorm(grads: readonly tf.Tensor[]): tf.Tensor {
+export function adamwGlobalNorm(grads: readonly tf.Tensor[], scale = 1): tf.Tensor {
   const per = normGroupLimit();
   let partials = groupsOf(grads, per).map((group) =>
     run(kernelName('NormPartial', group.length), group, names('g', group.length), {}),
@@ -301,6 +312,7 @@ export function adamwGlobalNorm(grads: readonly tf.Tensor[]): tf.Tensor {
   }
   return run(kernelName('Sum', partials.length), partials, names('p', partials.length), {
     root: 1,
+    scale,
   });
 }
 
@@ -308,6 +320,11 @@ export function adamwGlobalNorm(grads: readonly tf.Tensor[]): tf.Tensor {
 export interface BlockStepScalars extends Omit<AdamWScalars, 'gradScale'> {
   /** Clip the gradient norm to this; 0 disables. */
   readonly clip: number;
+  /**
+   * Every gradient is multiplied by this before anything else (a loss scale's inverse; 1
+   * otherwise); the norm given to the kernels must be of the gradients so multiplied.
+   */
+  readonly unscale: number;
 }
 
 /**
