@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ALFWORLD, FULL_BUDGET } from './config.ts';
 
 describe('the ALFWorld benchmark budget', () => {
-  it("trains with the main job's recipe, validating on fewer games more often", () => {
+  it("trains with the main job's recipe, validating on fewer games, five times", () => {
     const { valEpisodes, valEvery, maxNewTokens, invalidActionPenalty, ...recipe } = FULL_BUDGET;
     const {
       name: _name,
@@ -14,7 +14,8 @@ describe('the ALFWorld benchmark budget', () => {
     } = MAIN_JOB_BUDGET;
     expect(recipe).toEqual(main);
     expect(valEpisodes).toBeLessThan(mainEpisodes);
-    expect(valEvery).toBeLessThan(mainEvery);
+    expect(valEvery).toBeLessThanOrEqual(mainEvery);
+    expect(FULL_BUDGET.iterations / valEvery).toBe(4);
     expect(FINAL_EVAL_EPISODES.full).toBe(mainEpisodes);
     expect([maxNewTokens, invalidActionPenalty]).toEqual([12, 0]);
   });

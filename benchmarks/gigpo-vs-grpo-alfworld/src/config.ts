@@ -16,7 +16,7 @@ import { type Benchmark, benchBudgets, resolveBench } from '@agentrl-bench/gigpo
 
 /**
  * The budgets: the main job's recipe (decoder, warm start, RL, temperatures, turn limit) with its
- * per-turn token budget of 12, validated on 96 held-out games every 4 iterations; the smoke run
+ * per-turn token budget of 12, validated on 96 held-out games five times (every quarter of the iterations); the smoke run
  * with the demo kit's smoke sizes, 24 demonstration games and 10 turns (the kit's `benchBudgets`).
  */
 export const BUDGETS = benchBudgets(

@@ -25,8 +25,9 @@ export type BenchBudgetOf<D, E> = Omit<D, 'name'> & E & { readonly invalidAction
  * A benchmark's three budgets from the full budget of the demo it measures, imported so the two
  * cannot drift apart.
  * - `full`: the demo's recipe (decoder, warm start, RL iterations, groups, learning rate,
- *   mini-batch, temperatures, limits) with the benchmark's validation, 96 held-out episodes every
- *   4 iterations (the curves; the eval jobs score the final policies on `FINAL_EVAL_EPISODES`
+ *   mini-batch, temperatures, limits) with the benchmark's validation, 96 held-out episodes five
+ *   times: after iterations 0, ¼, ½ and ¾ of the way and the last (`valEvery` a quarter of the
+ *   iterations: 4 of 16, 16 of 64); the curves; the eval jobs score the final policies on `FINAL_EVAL_EPISODES`
  *   instead of the demo's 480-episode validations), the benchmark's `fields`, and no penalty on
  *   the reward of a step whose action did not parse (the paper's runs use 0.1);
  * - `smoke` (`BENCH_SMOKE=1`): every phase in about a minute, to check the wiring (the demo kit's
@@ -50,7 +51,7 @@ export function benchBudgets<
   const full: BenchBudgetOf<D, E> = {
     ...recipe,
     valEpisodes: 96,
-    valEvery: 4,
+    valEvery: Math.max(1, Math.round(demo.iterations / 4)),
     ...fields,
     invalidActionPenalty: 0,
   };

@@ -8,6 +8,7 @@ import {
   ARMS,
   type BenchBudget,
   type Benchmark,
+  benchBudgets,
   budgetName,
   FINAL_EVAL_EPISODES,
   resolveBench,
@@ -57,6 +58,17 @@ describe('the budget of a process', () => {
     const smoke = resolveBench(bench, { BENCH_SMOKE: '1' });
     expect(smoke.budget.hidden).toBe(32);
     expect(smoke.finalEvalEpisodes).toBe(FINAL_EVAL_EPISODES.smoke);
+  });
+
+  it("validates five times whatever the demo's iteration count, and runs three times the iterations on the long budget", () => {
+    for (const iterations of [16, 32, 64]) {
+      const budgets = benchBudgets({ ...budget({ iterations }), name: 'full' }, {}, {});
+      expect(budgets.full.iterations / budgets.full.valEvery).toBe(4);
+      expect(budgets.full.valEpisodes).toBe(96);
+      expect(budgets.long.iterations).toBe(3 * iterations);
+      expect(warmRecipe(budgets.long)).toEqual(warmRecipe(budgets.full));
+      expect(budgets.smoke.iterations).toBeLessThan(iterations);
+    }
   });
 
   it('takes BENCH_SET overrides of numeric fields', () => {

@@ -19,7 +19,7 @@ import { type Benchmark, benchBudgets, resolveBench } from '@agentrl-bench/gigpo
 
 /**
  * The budgets: the demo's recipe (catalogue size, decoder, warm start, RL, temperatures, turn and
- * token limits) validated on 96 held-out goals every 4 iterations; the smoke run on a 60-product
+ * token limits) validated on 96 held-out goals five times (every quarter of the iterations); the smoke run on a 60-product
  * catalogue with the demo's smoke sizes (the kit's `benchBudgets`).
  */
 export const BUDGETS = benchBudgets(DEMO_BUDGET, {}, { catalogue: 60, maxTurns: 4 });
