@@ -13,6 +13,7 @@ import { trainingPrecision } from '../backends/switches.ts';
 import { releasePackedPanels } from '../backends/wasm/kernels.ts';
 import { checkWasmTraining, isWasmHeapFailure, wasmHeapFailure } from '../backends/wasm/memory.ts';
 import { fusedKernelsActive, fusedTokenLogProbs } from '../backends/webgpu/kernels/fused.ts';
+import { accumulatingInto } from '../backends/webgpu/kernels/grad-accumulator.ts';
 import { pickLogProbs } from '../decoder/ops.ts';
 import type { ParameterStore } from '../decoder/parameter-store.ts';
 import { DynamicLossScaler, type LossScaleOptions } from './loss-scale.ts';
@@ -294,27 +295,37 @@ export async function computeGradients(
     for (let m = 0; m < job.microBatches.length; m++) {
       const weight = job.weights[m] as number;
       let kept: Record<string, tf.Scalar> = {};
+      // From the second micro-batch on, kernels that compute a variable's whole gradient add its
+      // running sum themselves (backends/webgpu/kernels/grad-accumulator.ts); the rest are added here.
+      const sums = new Map<object, tf.Tensor>(
+        acc === undefined ? [] : variables.map((v, i) => [v, (acc as tf.Tensor[])[i] as tf.Tensor]),
+      );
       const next = tf.tidy(() => {
-        const { value, grads } = withStreamingBackprop(() =>
-          tf.variableGrads(() => {
-            const out =
-              job.kind === 'policy'
-                ? policyLossOf(
-                    model,
-                    job.microBatches[m] as readonly PolicySample[],
-                    job,
-                    policyLoss as PolicyLossFn,
-                  )
-                : sftLossOf(model, job.microBatches[m] as readonly SupervisedSample[]);
-            kept = {};
-            for (const [k, v] of Object.entries(out.metrics ?? {}))
-              if (v !== undefined) kept[k] = tf.keep(v);
-            return tf.mul(out.loss, weight * lossScale) as tf.Scalar;
-          }, variables),
+        const {
+          result: { value, grads },
+          included,
+        } = accumulatingInto(sums, () =>
+          withStreamingBackprop(() =>
+            tf.variableGrads(() => {
+              const out =
+                job.kind === 'policy'
+                  ? policyLossOf(
+                      model,
+                      job.microBatches[m] as readonly PolicySample[],
+                      job,
+                      policyLoss as PolicyLossFn,
+                    )
+                  : sftLossOf(model, job.microBatches[m] as readonly SupervisedSample[]);
+              kept = {};
+              for (const [k, v] of Object.entries(out.metrics ?? {}))
+                if (v !== undefined) kept[k] = tf.keep(v);
+              return tf.mul(out.loss, weight * lossScale) as tf.Scalar;
+            }, variables),
+          ),
         );
         const summed = variables.map((v, i) => {
           const g = grads[v.name] ?? tf.zerosLike(v);
-          return acc === undefined ? g : tf.add(acc[i] as tf.Tensor, g);
+          return acc === undefined || included.has(v) ? g : tf.add(acc[i] as tf.Tensor, g);
         });
         return [value, ...summed];
       });

@@ -13,8 +13,8 @@ export const COLUMN_SUM_KERNEL = 'AgentrlColumnSum';
 const COLS = 32;
 const LANES = 8;
 
-const columnSumKernel: ProgramKernel = {
-  inputs: ['x'],
+const columnSumKernel = (addend: boolean): ProgramKernel => ({
+  inputs: addend ? ['x', 'prior'] : ['x'],
   build: ([x]) => {
     const shape = (x as tf.TensorInfo).shape;
     const cols = shape[shape.length - 1] as number;
@@ -22,9 +22,9 @@ const columnSumKernel: ProgramKernel = {
     const groups = Math.ceil(cols / COLS);
     return {
       program: {
-        variableNames: ['x'],
+        variableNames: addend ? ['x', 'prior'] : ['x'],
         outputShape: [cols],
-        shaderKey: 'agentrl_column_sum',
+        shaderKey: `agentrl_column_sum${addend ? '_add' : ''}`,
         dispatchLayout: { x: [0] },
         dispatch: flatDispatch(groups),
         workgroupSize: [COLS * LANES, 1, 1],
@@ -48,7 +48,7 @@ const columnSumKernel: ProgramKernel = {
         if (lane == 0 && c < uniforms.cols) {
           var total = 0.0;
           for (var l = 0; l < ${LANES}; l++) { total += partial[l * ${COLS} + tid]; }
-          result[c] = total;
+          result[c] = ${addend ? 'prior[c] + total' : 'total'};
         }
       }`,
       },
@@ -58,18 +58,32 @@ const columnSumKernel: ProgramKernel = {
       ],
     };
   },
-};
+});
+
+/** The column sum with an addend `prior` `[cols]`: `prior + Σ_rows x` (webgpu only). */
+export const COLUMN_SUM_ADD_KERNEL = 'AgentrlColumnSumAdd';
 
 /** Registers the column sum for webgpu (idempotent). */
 export function registerColumnSum(): void {
-  registerProgramKernels({ [COLUMN_SUM_KERNEL]: columnSumKernel });
+  registerProgramKernels({
+    [COLUMN_SUM_KERNEL]: columnSumKernel(false),
+    [COLUMN_SUM_ADD_KERNEL]: columnSumKernel(true),
+  });
 }
 
-/** `Σ_rows x[row, c]` as `[cols]` for `x` of any rank (rows: every axis but the last). */
-export function columnSum(x: tf.Tensor): tf.Tensor1D {
+/**
+ * `Σ_rows x[row, c]` as `[cols]` for `x` of any rank (rows: every axis but the last), plus
+ * `addend` `[cols]` when given (`addend + Σ`, one dispatch on webgpu).
+ */
+export function columnSum(x: tf.Tensor, addend?: tf.Tensor): tf.Tensor1D {
   if (tf.getBackend() !== 'webgpu') {
     const cols = x.shape[x.rank - 1] as number;
-    return tf.sum(tf.reshape(x, [-1, cols]), 0) as tf.Tensor1D;
+    const sum = tf.sum(tf.reshape(x, [-1, cols]), 0) as tf.Tensor1D;
+    return addend === undefined ? sum : (tf.add(addend, sum) as tf.Tensor1D);
   }
-  return tf.engine().runKernel(COLUMN_SUM_KERNEL, { x }) as tf.Tensor1D;
+  return (
+    addend === undefined
+      ? tf.engine().runKernel(COLUMN_SUM_KERNEL, { x })
+      : tf.engine().runKernel(COLUMN_SUM_ADD_KERNEL, { x, prior: addend })
+  ) as tf.Tensor1D;
 }

@@ -15,6 +15,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { columnSum } from './column-sum.ts';
+import { takeRunningSum } from './grad-accumulator.ts';
 import { matMulNTAdd } from './matmul-nt.ts';
 import { elementwiseProgram, type ProgramKernel, registerProgramKernels } from './programs.ts';
 
@@ -22,6 +23,7 @@ export const PROJECTION_KERNELS = {
   loraOut: 'AgentrlLoraOut',
   loraGradXA: 'AgentrlLoraGradXA',
   loraGradB: 'AgentrlLoraGradB',
+  loraGradBAdd: 'AgentrlLoraGradBAdd',
 } as const;
 
 /** Largest adapter rank the kernels take (workgroup memory of the row reduction); larger composes. */
@@ -100,21 +102,28 @@ const kernels: Record<string, ProgramKernel> = {
     },
   },
   // dB[k, o] = s · Σ_n xa[n, k] · dy[n, o]: a thread per output; neighbours read neighbouring o.
-  [PROJECTION_KERNELS.loraGradB]: {
-    inputs: ['xa', 'dy'],
+  [PROJECTION_KERNELS.loraGradB]: loraGradB(false),
+  // The same plus a running sum of the gradient: prior[k, o] + s · Σ_n ...
+  [PROJECTION_KERNELS.loraGradBAdd]: loraGradB(true),
+};
+
+function loraGradB(addend: boolean): ProgramKernel {
+  const inputs = addend ? ['xa', 'dy', 'prior'] : ['xa', 'dy'];
+  return {
+    inputs,
     build: ([xa, dy], { scale }) => {
       const r = colsOf(xa as tf.TensorInfo);
       const out = colsOf(dy as tf.TensorInfo);
       return {
         program: elementwiseProgram(
-          'lora_grad_b',
-          ['xa', 'dy'],
+          addend ? 'lora_grad_b_add' : 'lora_grad_b',
+          inputs,
           [r, out],
           `let o = index % uniforms.nOut;
         let k = index / uniforms.nOut;
         var acc = 0.0;
         for (var n = 0; n < uniforms.rows; n++) { acc += xa[n * uniforms.r + k] * dy[n * uniforms.nOut + o]; }
-        result[index] = uniforms.scale * acc;`,
+        result[index] = ${addend ? 'prior[index] + ' : ''}uniforms.scale * acc;`,
           'rows : i32, nOut : i32, r : i32, scale : f32,',
         ),
         uniforms: [
@@ -125,8 +134,8 @@ const kernels: Record<string, ProgramKernel> = {
         ],
       };
     },
-  },
-};
+  };
+}
 
 /** Registers the projection kernels for webgpu (idempotent). */
 export function registerProjectionKernels(): void {
@@ -160,6 +169,12 @@ export function projectionFusable(spec: ProjectionSpec): boolean {
 
 const run = (name: string, inputs: Record<string, tf.Tensor>, attrs: Record<string, number> = {}) =>
   tf.engine().runKernel(name, inputs as tf.NamedTensorMap, attrs) as tf.Tensor;
+
+/** `xᵀ · dy`, plus the running sum of the gradient when there is one (one fused matmul). */
+function weightGradient(x: tf.Tensor2D, dy: tf.Tensor2D, sum: tf.Tensor | undefined): tf.Tensor {
+  if (sum === undefined) return tf.matMul(x, dy, true, false);
+  return tf.fused.matMul({ a: x, b: dy, transposeA: true, bias: sum });
+}
 
 /** The engine call that records an op with several outputs and its own gradient. */
 interface KernelFuncEngine {
@@ -267,22 +282,29 @@ export function projectShared(x: tf.Tensor2D, specs: readonly ProjectionSpec[]):
       specs.forEach((p, i) => {
         const g = dy[i] as tf.Tensor2D;
         if (p.frozen !== true) {
-          grads[`w${i}`] = () => tf.matMul(sx, g, true, false);
-          if (p.bias !== undefined) grads[`b${i}`] = () => columnSum(g);
+          const w = p.weight;
+          const bias = p.bias;
+          grads[`w${i}`] = () => weightGradient(sx, g, takeRunningSum(w));
+          if (bias !== undefined) grads[`b${i}`] = () => columnSum(g, takeRunningSum(bias));
         }
         // A new tensor on dy's data: the same object would be freed with dy.
         if (p.residual !== undefined) grads[`r${i}`] = () => tf.reshape(g, g.shape);
         const ad = adapters[i];
         if (p.lora !== undefined && ad !== undefined) {
           const scale = p.lora.scale;
+          const { a, b } = p.lora;
           grads[`a${i}`] = () => {
             const d = dxa[i] as tf.Tensor2D;
-            const da = tf.matMul(sx, d, true, false);
+            const da = weightGradient(sx, d, takeRunningSum(a));
             d.dispose();
             return da;
           };
-          grads[`bb${i}`] = () =>
-            run(PROJECTION_KERNELS.loraGradB, { xa: ad.xa, dy: g }, { scale });
+          grads[`bb${i}`] = () => {
+            const sum = takeRunningSum(b);
+            return sum === undefined
+              ? run(PROJECTION_KERNELS.loraGradB, { xa: ad.xa, dy: g }, { scale })
+              : run(PROJECTION_KERNELS.loraGradBAdd, { xa: ad.xa, dy: g, prior: sum }, { scale });
+          };
         }
       });
       return grads;

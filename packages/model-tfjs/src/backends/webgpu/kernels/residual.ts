@@ -9,6 +9,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { columnSum } from './column-sum.ts';
 import { FUSED_KERNELS, normRowKernel } from './fused.ts';
+import { takeRunningSum } from './grad-accumulator.ts';
 import { registerProgramKernels } from './programs.ts';
 
 /** Kernel name, registered for the webgpu backend only. */
@@ -76,7 +77,10 @@ export function residualRmsNorm(
           run(RMS_NORM_GRAD_X_ADD_KERNEL, { x: sx, w: sw, dy: dNormed, dres: dStream }, { eps }),
         w: () =>
           tf.tidy(() =>
-            columnSum(run(FUSED_KERNELS.rmsNormGradWRows, { x: sx, dy: dNormed }, { eps })),
+            columnSum(
+              run(FUSED_KERNELS.rmsNormGradWRows, { x: sx, dy: dNormed }, { eps }),
+              takeRunningSum(weight),
+            ),
           ),
       };
     },
