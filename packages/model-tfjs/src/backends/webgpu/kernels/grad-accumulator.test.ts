@@ -59,7 +59,7 @@ describe.skipIf(adapter === undefined)(
         const apart: GradientSums[] = [];
         for (const s of samples) apart.push(await computeGradients(model, job([[s]])));
         const want = tf.tidy(() =>
-          (apart[0]?.grads as tf.Tensor[]).map((g, i) =>
+          ((apart[0] as GradientSums).grads as tf.Tensor[]).map((g, i) =>
             apart
               .slice(1)
               .reduce((sum, r) => tf.add(sum, (r.grads as tf.Tensor[])[i] as tf.Tensor), g),
