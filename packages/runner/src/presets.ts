@@ -119,9 +119,9 @@ function freshCpuModel(
  * (`WEBSHOP_DATA` or `env.options.dataDir`), synthetic goals, 15 steps, 16 groups × 8, GiGPO
  * `mean_norm`, γ 0.95, ω 1, invalid-action penalty 0.1, KL 0.01, lr 1e-6, mini-batches of 64,
  * validation on 128 test-split goals every 5 iterations at temperature 0.4. GPU only, as
- * `alfworld-paper`. `webshop-cpu` is the WebShop demo's budget on its generated catalogue (1,000
- * products, no download): a fresh tiny model, 15 steps, 32 groups × 4, GiGPO `mean_std_norm`,
- * 480 held-out goals.
+ * `alfworld-paper`. `webshop-cpu` is the WebShop demo's earlier budget on its generated catalogue
+ * (1,000 products, no download): a fresh tiny model, 15 steps, 16 iterations of 32 groups × 4
+ * with rollouts at temperature 0.4, GiGPO `mean_std_norm`, 480 held-out goals.
  */
 const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
   'webshop-paper': {
