@@ -112,7 +112,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm --filter @agentrl-bench/model-gpu test': { skip: CI_ITSELF },
   'pnpm --filter @agentrl-bench/model-gpu bench --shapes tiny --python /usr/bin/python3 --json /tmp/tiny.json':
     { skip: 'needs PyTorch in /usr/bin/python3 and a GPU for the comparison' },
-  'pnpm --filter @agentrl-bench/model-gpu dispatches [--only qwen2.5-0.5b] [--fused-off NAME,...] [--json FILE]':
+  'pnpm --filter @agentrl-bench/model-gpu dispatches [--only qwen2.5-0.5b] [--fused-off NAME,...] [--precision f32|mixed] [--json FILE]':
     {
       skip: 'a usage line (brackets are optional arguments); one shape takes minutes on software Vulkan',
     },
