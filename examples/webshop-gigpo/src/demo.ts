@@ -39,7 +39,7 @@ export interface DemoBudget extends DemoBudgetBase {
 /**
  * The CPU recipe (README "Measured"): the kit's, with WebShop's longer actions, four times the RL
  * iterations (64) and rollouts at temperature 1. At the kit's 0.4 the warm-started policy's
- * entropy was 0.04–0.14 nats per token and 77–94 % of the rows had zero advantage (seed 0, first
+ * entropy was 0.06–0.14 nats per token and 77–92 % of the rows had zero advantage (seed 0, first
  * iterations): the episodes of a group mostly ended alike. Validation stays at the kit's 0.4.
  */
 export const FULL_BUDGET: DemoBudget = {
