@@ -155,5 +155,6 @@ export function summaryMarkdown(
     for (const m of Object.values(finalEval.metrics ?? {}))
       lines.push(...finalMetricLines(m, finalEval.episodes, noun));
   }
-  return lines.join('\n');
+  // Fewer than two seeds give no t-interval (NaN): say so instead of printing NaN.
+  return lines.join('\n').replaceAll('[NaN, NaN]', '(one seed: no interval)');
 }

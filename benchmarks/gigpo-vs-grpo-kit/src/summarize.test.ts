@@ -148,6 +148,9 @@ describe('the benchmark summary', () => {
     expect(summary.paired.n).toBe(2);
     expect(summary.finalEval.perSeed.map((p) => p.seed)).toEqual([0, 2]);
     expect(summaryMarkdown(summary, plain)).toContain('| 1 | – | – | – |');
+    const single = summaryMarkdown(readSummary(plain, out, [0]), plain);
+    expect(single).toContain('(one seed: no interval)');
+    expect(single).not.toContain('NaN');
   });
 });
 
