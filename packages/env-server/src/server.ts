@@ -55,7 +55,7 @@ export interface EnvServerHandle {
   readonly baseUrl: string;
   readonly port: number;
   stats(): EnvServerStats;
-  /** Stops accepting, ends every session (WebSocket close code 1001, going away), closes their envs. Idempotent. */
+  /** Stops accepting, ends every session (close code `goingAway`), closes their envs. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -139,7 +139,8 @@ export async function startEnvServer(config: EnvServerConfig): Promise<EnvServer
   http.keepAliveTimeout = 5_000;
 
   // Frames up to 4x the answered limit are read and refused with an error frame; larger ones
-  // close the socket with WebSocket close code 1009 (message too big), so a client cannot make the server buffer without bound.
+  // close the socket (the ws library sends `CLOSE_CODES.messageTooBig`), so a client cannot make
+  // the server buffer without bound.
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxMessageBytes * 4,
@@ -166,7 +167,7 @@ export async function startEnvServer(config: EnvServerConfig): Promise<EnvServer
             { active_sessions: sessions.size, max_sessions: options.maxSessions },
           ),
         );
-        ws.close(1013, 'capacity reached');
+        ws.close(CLOSE_CODES.tryAgainLater, 'capacity reached');
         return;
       }
       opened++;

@@ -25,13 +25,15 @@ export interface Channel {
 }
 
 /**
- * WebSocket close codes a session ends with: the protocol's own, and two from the 4000–4999 range
- * that the WebSocket protocol leaves to applications.
+ * The WebSocket close codes a socket of this server ends with: the WebSocket protocol's own, and
+ * two from the block it leaves to applications (`expired`, `factoryError`).
  */
 export const CLOSE_CODES = {
   normal: 1000,
   goingAway: 1001,
+  messageTooBig: 1009,
   internalError: 1011,
+  tryAgainLater: 1013,
   expired: 4008,
   factoryError: 4500,
 } as const;
