@@ -30,6 +30,7 @@ export {
   validationRow,
   validationsToReport,
   type WarmStartOptions,
+  type WarmStartResult,
   warmStart,
   withWorkers,
   writeResults,

@@ -2,6 +2,7 @@
 import type { Tokenizer } from '@agentrl/core';
 import type { CausalLM } from '@agentrl/model-tfjs';
 import { createFreshPolicy, type TfjsTrainablePolicy } from '@agentrl/model-tfjs/policy';
+import { SFT_STOP_WINDOW } from '@agentrl/runner';
 
 /** Model and optimiser settings of a run (a subset of the demo's budget). */
 export interface ModelBudget {
@@ -56,7 +57,7 @@ export async function createTinyPolicy(
  */
 /**
  * What the three demos' full budgets share: the tiny decoder (96 wide, 3 layers, 4 heads), SFT
- * batches of 32 at 3e-3, GiGPO on 32 groups of 4 with mini-batches of 64 at 2e-4 and no KL,
+ * batches of 32 at 3e-3 with no stopping rule (`sftStopLoss` 0; a rule averages 50 steps), GiGPO on 32 groups of 4 with mini-batches of 64 at 2e-4 and no KL,
  * rollouts and validation at temperature 0.4, 480 held-out tasks. Each demo adds its own episode
  * counts, steps, turns and env settings.
  */
@@ -66,6 +67,8 @@ export const CPU_RECIPE = {
   heads: 4,
   sftBatch: 32,
   sftLearningRate: 3e-3,
+  sftStopLoss: 0,
+  sftStopWindow: SFT_STOP_WINDOW,
   groups: 32,
   groupSize: 4,
   valEpisodes: 480,

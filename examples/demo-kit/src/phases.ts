@@ -17,6 +17,7 @@ import {
   type EvaluationResult,
   evaluateAgent,
   type HeadlineRow,
+  meanLossOfLast,
   policyAgent,
   runSft,
   Trainer,
@@ -25,6 +26,7 @@ import {
   writeJsonAtomic,
   writeReport,
 } from '@agentrl/runner';
+import { CPU_RECIPE } from './model.ts';
 
 /** The budget fields every demo has; each demo's budget adds its own. */
 export interface DemoBudgetBase {
@@ -33,7 +35,15 @@ export interface DemoBudgetBase {
   readonly layers: number;
   readonly heads: number;
   readonly demoEpisodes: number;
+  /** Warm-start steps; with a stopping rule (`sftStopLoss`), the most steps. */
   readonly sftSteps: number;
+  /**
+   * Stop the warm start once the mean loss of its last `sftStopWindow` steps is at or below this
+   * (`runSft`'s `stopWhen`); absent or 0: take all `sftSteps`.
+   */
+  readonly sftStopLoss?: number;
+  /** Steps that mean is taken over (absent: `CPU_RECIPE`'s). */
+  readonly sftStopWindow?: number;
   readonly sftBatch: number;
   readonly sftLearningRate: number;
   readonly iterations: number;
@@ -229,18 +239,34 @@ export interface WarmStartOptions {
   readonly progress: ConsoleProgress;
 }
 
-/** The supervised warm start on the expert's demonstrations; the losses go to `sft-loss.json`. */
-export async function warmStart(options: WarmStartOptions): Promise<void> {
+/** What {@link warmStart} did. */
+export interface WarmStartResult {
+  /** Steps taken: `sftSteps`, or fewer where the stopping rule ended the warm start. */
+  readonly steps: number;
+  /** Whether the stopping rule ended it before `sftSteps`. */
+  readonly stopped: boolean;
+  /** Mean loss of the last `sftStopWindow` steps (NaN where fewer were taken). */
+  readonly meanLoss: number;
+}
+
+/**
+ * The supervised warm start on the expert's demonstrations, stopped early by the budget's stopping
+ * rule where it has one; the losses go to `sft-loss.json` (one per step taken).
+ */
+export async function warmStart(options: WarmStartOptions): Promise<WarmStartResult> {
   const { budget: b, progress } = options;
+  const window = b.sftStopWindow ?? CPU_RECIPE.sftStopWindow;
+  const stopLoss = b.sftStopLoss ?? 0;
   const sftTask = progress.task('warm start', b.sftSteps);
   const sftLosses: number[] = [];
-  await runSft({
+  const history = await runSft({
     policy: options.policy,
     tokenizer: options.tokenizer,
     demonstrations: [...options.demonstrations],
     steps: b.sftSteps,
     batchSize: b.sftBatch,
     seed: options.seed,
+    ...(stopLoss > 0 ? { stopWhen: { meanLoss: stopLoss, window } } : {}),
     onStep: (_, m) => {
       sftLosses.push(m.loss ?? Number.NaN);
       sftTask.tick(`loss ${(m.loss ?? Number.NaN).toFixed(3)}`);
@@ -248,6 +274,11 @@ export async function warmStart(options: WarmStartOptions): Promise<void> {
   });
   sftTask.done();
   await writeJsonAtomic(join(options.runDir, 'sft-loss.json'), sftLosses);
+  return {
+    steps: history.length,
+    stopped: history.length < b.sftSteps,
+    meanLoss: meanLossOfLast(history, window),
+  };
 }
 
 /** Options of {@link runGigpo}. */

@@ -165,11 +165,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     say(
       `expert: answered ${demos.wins}/${demos.episodes} training questions exactly, ${demos.demonstrations.length} demonstration steps`,
     );
-    await warmStart({
+    const warm = await warmStart({
       ...agentParts,
       demonstrations: demos.demonstrations,
       runDir: options.runDir,
     });
+    say(
+      `warm start: ${warm.steps} steps${warm.stopped ? ` (stopped: mean loss of the last ${b.sftStopWindow} steps ${warm.meanLoss.toFixed(3)}, at most ${b.sftStopLoss})` : ''}`,
+    );
     clock.lap('warmStart');
 
     const run = await runGigpo({

@@ -219,6 +219,25 @@ describe('agentrl train, sft and report', () => {
     expect(existsSync(join(dir, 'run', 'sft', 'model', 'table.json'))).toBe(true);
   });
 
+  it('stops the warm start once the mean loss of the last sft.stopWindow steps reaches sft.stopLoss, one metrics line per step taken', async () => {
+    const dir = tempDir('agentrl-sft-stop-');
+    const config = writeConfig(
+      dir,
+      `${BASE(dir)}sft: { episodes: 6, steps: 400, batchSize: 4, stopLoss: 0.5, stopWindow: 5 }\n`,
+    );
+    const r = await runCli(['sft', '-c', config]);
+    expect(r.code, r.err).toBe(0);
+    const losses = readFileSync(join(dir, 'run', 'sft', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { loss: number }).loss);
+    expect(losses.length).toBeLessThan(400);
+    const meanOfLast = (n: number) => losses.slice(n - 5, n).reduce((a, b) => a + b, 0) / 5;
+    expect(meanOfLast(losses.length)).toBeLessThanOrEqual(0.5);
+    for (let n = 5; n < losses.length; n++) expect(meanOfLast(n)).toBeGreaterThan(0.5);
+    expect(existsSync(join(dir, 'run', 'sft', 'model', 'table.json'))).toBe(true);
+  });
+
   it('writes the report of a run folder', async () => {
     const dir = tempDir('agentrl-rep-');
     mkdirSync(join(dir, 'run'));

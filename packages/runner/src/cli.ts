@@ -322,6 +322,9 @@ async function sft(flags: Flags, io: CliIO): Promise<number> {
     steps: config.sft.steps,
     batchSize: config.sft.batchSize,
     seed: config.seed,
+    ...(config.sft.stopLoss !== undefined
+      ? { stopWhen: { meanLoss: config.sft.stopLoss, window: config.sft.stopWindow } }
+      : {}),
     ...(config.rollout.maxPromptTokens !== undefined
       ? { maxPromptTokens: config.rollout.maxPromptTokens }
       : {}),

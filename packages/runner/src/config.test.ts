@@ -49,3 +49,13 @@ describe('unknown keys in a run config', () => {
     expect(config.algorithm.options).toEqual({ mode: 'mean_norm', stepAdvantageWeight: 0 });
   });
 });
+
+describe("the sft section's stopping rule", () => {
+  it('is off unless sft.stopLoss is given, averages 50 steps by default, and refuses a loss that is not positive', () => {
+    expect(parseRunConfig(base).sft.stopLoss).toBeUndefined();
+    const config = parseRunConfig({ ...base, sft: { steps: 1500, stopLoss: 0.25 } });
+    expect(config.sft).toMatchObject({ steps: 1500, stopLoss: 0.25, stopWindow: 50 });
+    expect(message({ ...base, sft: { stopLoss: 0 } })).toMatch(/sft\.stopLoss/);
+    expect(message({ ...base, sft: { stopLoss: 0.25, stopWindow: 0 } })).toMatch(/sft\.stopWindow/);
+  });
+});

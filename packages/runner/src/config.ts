@@ -8,6 +8,7 @@ import { ESTIMATOR_NAMES, ESTIMATORS, type EstimatorName } from '@agentrl/algori
 import { ConfigError, checkOptionKeys, isAgentRLError, unknownKeyMessage } from '@agentrl/core';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { SFT_STOP_WINDOW } from './sft.ts';
 
 const int = (min: number) => z.number().int().min(min);
 
@@ -133,7 +134,15 @@ export const validationSchema = z.strictObject({
 const sftSchema = z.strictObject({
   /** Expert episodes collected as demonstrations. */
   episodes: int(1).default(64),
+  /** Warm-start steps; with `stopLoss`, the most steps. */
   steps: int(0).default(300),
+  /**
+   * Stop the warm start once the mean loss of its last `stopWindow` steps is at or below this
+   * (`runSft`'s `stopWhen`). Absent: take every step.
+   */
+  stopLoss: z.number().positive().optional(),
+  /** Steps the `stopLoss` mean is taken over. */
+  stopWindow: int(1).default(SFT_STOP_WINDOW),
   batchSize: int(1).default(32),
   /** Env seed of the demonstration games (distinct from training and validation seeds). */
   seed: z.number().int().default(5000),

@@ -85,8 +85,11 @@ export {
   collectDemonstrations,
   type Demonstration,
   type Expert,
+  meanLossOfLast,
   runSft,
+  SFT_STOP_WINDOW,
   type SftOptions,
+  type SftStopRule,
   tokenizeDemonstrations,
 } from './sft.ts';
 export { mean, summary, wilsonInterval } from './stats.ts';

@@ -89,11 +89,28 @@ export async function collectDemonstrations(
   return { demonstrations, episodes: options.episodes, wins };
 }
 
+/**
+ * When a warm start may stop before its last step: once the mean loss of the last `window` steps
+ * is at or below `meanLoss`. A model whose loss falls late (a knowledge base, say, where it learns
+ * to copy a name from the prompt only after many steps) then trains on, and one whose loss falls
+ * early stops there, instead of every run taking the same number of steps.
+ */
+export interface SftStopRule {
+  /** The mean loss at or below which the warm start stops. */
+  readonly meanLoss: number;
+  /** Steps the mean is taken over (the warm start runs at least this many). */
+  readonly window: number;
+}
+
+/** Steps a stopping rule averages the loss over unless told otherwise. */
+export const SFT_STOP_WINDOW = 50;
+
 /** Options of {@link runSft}. */
 export interface SftOptions {
   readonly policy: TrainablePolicy;
   readonly tokenizer: Tokenizer;
   readonly demonstrations: readonly Demonstration[];
+  /** Steps to take; with {@link SftOptions.stopWhen}, the most steps. */
   readonly steps: number;
   readonly batchSize: number;
   readonly seed: number;
@@ -107,6 +124,8 @@ export interface SftOptions {
    * response and EOS) is refused before any step, naming the option that shortens it.
    */
   readonly maxSequenceTokens?: number;
+  /** Stop before `steps` once the loss has fallen this far (default: take every step). */
+  readonly stopWhen?: SftStopRule;
   /** Called after each step with its metrics (loss...). */
   readonly onStep?: (step: number, metrics: Record<string, number>) => void;
   readonly logger?: Logger;
@@ -131,9 +150,40 @@ export function tokenizeDemonstrations(
   };
 }
 
-/** Fits the policy to the demonstrations: `steps` batches drawn with a seeded shuffle. */
+/**
+ * The mean loss of the last `window` steps of `history`: NaN while fewer steps were taken or where
+ * one of them has no loss, so that a stopping rule never applies there.
+ */
+export function meanLossOfLast(history: readonly Record<string, number>[], window: number): number {
+  if (history.length < window) return Number.NaN;
+  let sum = 0;
+  for (let i = history.length - window; i < history.length; i++)
+    sum += history[i]?.loss ?? Number.NaN;
+  return sum / window;
+}
+
+/** Refuses a stopping rule that could never apply or is not a number. */
+function checkStopRule(rule: SftStopRule): void {
+  if (!(Number.isFinite(rule.meanLoss) && rule.meanLoss > 0))
+    throw new ConfigError(
+      `stopWhen.meanLoss is ${rule.meanLoss}: use a positive loss, e.g. 0.25, or leave stopWhen out to take every step`,
+      { details: { field: 'stopWhen.meanLoss', value: rule.meanLoss } },
+    );
+  if (!(Number.isInteger(rule.window) && rule.window >= 1))
+    throw new ConfigError(
+      `stopWhen.window is ${rule.window}: use a whole number of steps of at least 1, e.g. 50`,
+      { details: { field: 'stopWhen.window', value: rule.window } },
+    );
+}
+
+/**
+ * Fits the policy to the demonstrations: `steps` batches drawn with a seeded shuffle, or fewer
+ * where `stopWhen` ends the warm start once its loss has fallen. Returns every step's metrics (its
+ * length is the number of steps taken).
+ */
 export async function runSft(options: SftOptions): Promise<Record<string, number>[]> {
-  const { policy, demonstrations } = options;
+  const { policy, demonstrations, stopWhen } = options;
+  if (stopWhen !== undefined) checkStopRule(stopWhen);
   if (!policy.sftStep)
     throw new ConfigError(
       'the model has no sftStep: use a model backend that supports supervised training',
@@ -195,6 +245,8 @@ export async function runSft(options: SftOptions): Promise<Record<string, number
     });
     history.push(metrics);
     options.onStep?.(step, metrics);
+    if (stopWhen !== undefined && meanLossOfLast(history, stopWhen.window) <= stopWhen.meanLoss)
+      break;
   }
   return history;
 }
