@@ -102,7 +102,7 @@ export {
   qwen25TokenizerDir,
   type TokenizerFiles,
 } from './tokenizer/hf-tokenizer.ts';
-export { byteLevelSymbols, splitPieces } from './tokenizer/pieces.ts';
+export { byteLevelSymbols, type LetterDigitRuns, splitPieces } from './tokenizer/pieces.ts';
 export {
   buildWordVocabulary,
   WORD_VOCABULARY_SPECIALS,

@@ -45,7 +45,10 @@ describe('the WebShop presets', () => {
   it("webshop-cpu prompts with the env's compact prompt and teaches a response its parser reads, and other prompt names or templates are refused", async () => {
     const c = resolved('webshop-cpu');
     expect(c.env.prompt).toBe('compact');
-    expect(c.model.options.architecture).toMatchObject({ vocabularyFrom: 'expert' });
+    expect(c.model.options.architecture).toMatchObject({
+      vocabularyFrom: 'expert',
+      letterDigitRuns: 'whole',
+    });
     const envs = await loadEnvSpecs(c);
     for (const spec of [envs.train, envs.val]) expect(spec.prompt).toBe(webshopCompactPrompt);
     for (const action of ['search[red running shoes]', 'click[b0abcdefgh]', 'click[buy now]'])

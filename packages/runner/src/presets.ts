@@ -94,6 +94,7 @@ function freshCpuModel(
     vocabularyFrom?: 'random' | 'expert';
     vocabularyEpisodes?: number;
     maxWords?: number;
+    letterDigitRuns?: 'split' | 'whole';
   },
   learningRate: number,
 ): ModelInput {
@@ -119,9 +120,12 @@ function freshCpuModel(
  * (`WEBSHOP_DATA` or `env.options.dataDir`), synthetic goals, 15 steps, 16 groups × 8, GiGPO
  * `mean_norm`, γ 0.95, ω 1, invalid-action penalty 0.1, KL 0.01, lr 1e-6, mini-batches of 64,
  * validation on 128 test-split goals every 5 iterations at temperature 0.4. GPU only, as
- * `alfworld-paper`. `webshop-cpu` is the WebShop demo's earlier budget on its generated catalogue
- * (1,000 products, no download): a fresh tiny model, 15 steps, 16 iterations of 32 groups × 4
- * with rollouts at temperature 0.4, GiGPO `mean_std_norm`, 480 held-out goals.
+ * `alfworld-paper`. `webshop-cpu` is the WebShop demo's default budget on its generated catalogue
+ * (1,000 products, no download): a fresh tiny model, 15 steps, 64 iterations of 32 groups × 4
+ * with rollouts at temperature 1, GiGPO `mean_std_norm`, 480 held-out goals at temperature 0.4
+ * (`examples/webshop-gigpo`'s `preset.test.ts` holds the two together). Its vocabulary keeps
+ * letter-digit runs whole (`letterDigitRuns`), so that each ASIN is one token in the results line
+ * and in `click[…]`, as in the demo's word tokenizer.
  */
 const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
   'webshop-paper': {
@@ -165,6 +169,7 @@ const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
         vocabularyFrom: 'expert',
         vocabularyEpisodes: 400,
         maxWords: 4096,
+        letterDigitRuns: 'whole',
       },
       2e-4,
     ),
@@ -172,14 +177,14 @@ const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
       name: 'gigpo',
       options: { mode: 'mean_std_norm', gamma: 0.95, invalidActionPenalty: 0 },
     },
-    rollout: { batchSize: 128, groupSize: 4, maxTurns: 15, maxNewTokens: 32, temperature: 0.4 },
+    rollout: { batchSize: 128, groupSize: 4, maxTurns: 15, maxNewTokens: 32, temperature: 1 },
     training: {
-      iterations: 16,
+      iterations: 64,
       miniBatchSize: 64,
       dropZeroAdvantageRows: true,
-      checkpointEvery: 4,
+      checkpointEvery: 16,
     },
-    validation: { every: 8, episodes: 480, temperature: 0.4 },
+    validation: { every: 16, episodes: 480, temperature: 0.4 },
     sft: {
       episodes: 400,
       steps: 480,

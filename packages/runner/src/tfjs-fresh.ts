@@ -49,6 +49,12 @@ const architectureSchema = z.strictObject({
    */
   vocabularyFrom: z.enum(['random', 'expert']).default('random'),
   maxWords: z.number().int().positive().default(512),
+  /**
+   * How a run of letters and digits that holds both splits (`letterDigitRuns` of
+   * `buildWordVocabulary`): `split` into letter runs and digit runs, or `whole`, one piece, so
+   * that a product code such as WebShop's ASINs is one token in the results and in `click[…]`.
+   */
+  letterDigitRuns: z.enum(['split', 'whole']).default('split'),
 });
 
 /** Architecture of the fresh model and of its vocabulary (`model.options.architecture`). */
@@ -135,6 +141,7 @@ export async function freshVocabulary(
     texts.push(...(await environmentText(context, spec, a.vocabularyEpisodes, a.vocabularyFrom)));
   return buildWordVocabulary(texts, {
     maxWords: a.maxWords,
+    letterDigitRuns: a.letterDigitRuns,
     // The response template's own pieces whatever the counts (the default template gives
     // `<think>I act.</think><action> </action>`, the pieces this module always kept); with the
     // expert, also the chat template's role names, which every prompt holds (else 13 bytes).

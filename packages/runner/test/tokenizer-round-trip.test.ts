@@ -5,7 +5,10 @@
  * exactly: observations, prompts, admissible commands, and the responses in each action form
  * (`<action>go to desk 1</action>`, `<action>search[red shoes]</action>`, `<search>q</search>`,
  * `<answer>a</answer>`). Each response decodes to a text the env's parser reads as it reads the
- * original, so a demonstration teaches the very action it shows.
+ * original, so a demonstration teaches the very action it shows. Both piece schemes: letter-digit
+ * runs split (the default) and whole (`letterDigitRuns: 'whole'`), where every ASIN of the
+ * generated catalogue that the corpus holds is a single token, in the page text, in the prompt
+ * and inside `click[…]`.
  */
 import { join } from 'node:path';
 import {
@@ -36,7 +39,9 @@ import {
 import {
   buildWordVocabulary,
   type HFTokenizer,
+  type LetterDigitRuns,
   loadTokenizer,
+  splitPieces,
   writeTokenizerFiles,
 } from '@agentrl/model-tfjs';
 import fc from 'fast-check';
@@ -91,8 +96,9 @@ function alfworldCase(): Case {
   };
 }
 
+const shop = Shop.create({ catalogue: { kind: 'synthetic', size: 120, seed: 11 } });
+
 function webshopCase(): Case {
-  const shop = Shop.create({ catalogue: { kind: 'synthetic', size: 120, seed: 11 } });
   return {
     name: 'WebShop (synthetic catalogue)',
     create: () => createWebshopEnv({ shop, split: 'all', maxSteps: 8 }),
@@ -152,18 +158,28 @@ async function episodeTexts(
   return { texts, responses };
 }
 
-/** The vocabulary `tfjs-fresh` would build: other seeds' episodes, written and reloaded. */
-async function tinyTokenizer(c: Case): Promise<HFTokenizer> {
+/** Texts of the episodes a vocabulary is counted over (other seeds than the property's). */
+async function vocabularyCorpus(c: Case): Promise<string[]> {
   const corpus: string[] = [];
   for (let e = 0; e < 5; e++) {
     const { texts, responses } = await episodeTexts(c, 700_000 + e);
     corpus.push(...texts, ...responses);
   }
+  return corpus;
+}
+
+/** The vocabulary `tfjs-fresh` would build over `corpus`: written and reloaded. */
+async function tinyTokenizer(
+  corpus: readonly string[],
+  letterDigitRuns: LetterDigitRuns,
+  maxWords = 512,
+): Promise<HFTokenizer> {
   const dir = tempDir('agentrl-round-trip-');
   await writeTokenizerFiles(
     dir,
     buildWordVocabulary(corpus, {
-      maxWords: 512,
+      maxWords,
+      letterDigitRuns,
       required: ['<think>I act.</think><action> </action>'],
     }),
   );
@@ -173,24 +189,58 @@ async function tinyTokenizer(c: Case): Promise<HFTokenizer> {
 describe('the tiny models’ word vocabulary', () => {
   for (const make of [alfworldCase, webshopCase, searchCase]) {
     const c = make();
-    it(`gives back every text and action of generated ${c.name} episodes exactly`, async () => {
-      const tokenizer = await tinyTokenizer(c);
+    it(`gives back every text and action of generated ${c.name} episodes exactly, letter-digit runs split or whole`, async () => {
+      const corpus = await vocabularyCorpus(c);
+      const tokenizers = [
+        await tinyTokenizer(corpus, 'split'),
+        await tinyTokenizer(corpus, 'whole'),
+      ];
       await fc.assert(
         fc.asyncProperty(fc.integer({ min: 0, max: 1_000_000 }), async (seed) => {
           const { texts, responses } = await episodeTexts(c, seed);
-          for (const text of [...texts, ...responses])
-            expect(tokenizer.decode(tokenizer.encode(text))).toBe(text);
-          for (const response of responses) {
-            const decoded = tokenizer.decode(tokenizer.encode(response), {
-              skipSpecialTokens: true,
-            });
-            expect(c.parser(decoded)).toEqual(c.parser(response));
+          for (const tokenizer of tokenizers) {
+            for (const text of [...texts, ...responses])
+              expect(tokenizer.decode(tokenizer.encode(text))).toBe(text);
+            for (const response of responses) {
+              const decoded = tokenizer.decode(tokenizer.encode(response), {
+                skipSpecialTokens: true,
+              });
+              expect(c.parser(decoded)).toEqual(c.parser(response));
+            }
           }
         }),
         { numRuns: 15 },
       );
     }, 0);
   }
+
+  it('with letter-digit runs whole, makes each ASIN of a generated catalogue that its corpus holds one token, after a space or inside click[…], and decodes it back exactly', async () => {
+    const corpus = await vocabularyCorpus(webshopCase());
+    const whole = await tinyTokenizer(corpus, 'whole', 100_000);
+    const split = await tinyTokenizer(corpus, 'split', 100_000);
+    const pieces = new Set(corpus.flatMap((text) => splitPieces(text, 'whole')));
+    const seen = shop.products
+      .flatMap((p) => [p.asin, p.asin.toLowerCase()])
+      .filter((code) => pieces.has(code));
+    expect(seen.length).toBeGreaterThan(0);
+    for (const code of seen) {
+      const [id, ...rest] = whole.encode(code);
+      expect(rest).toEqual([]);
+      expect(whole.decode([id as number])).toBe(code);
+      for (const text of [` ${code}`, `click[${code}]`, `results : ${code} Shirt $82`]) {
+        const ids = whole.encode(text);
+        expect(ids.filter((t) => t === id)).toHaveLength(1);
+        expect(whole.decode(ids)).toBe(text);
+      }
+      // The default scheme spells the same code in several pieces.
+      expect(split.encode(code).length).toBeGreaterThan(1);
+    }
+    // A code the corpus never held still decodes back exactly (in bytes).
+    for (const p of shop.products) {
+      const code = p.asin.toLowerCase();
+      expect(whole.decode(whole.encode(`click[${code}]`))).toBe(`click[${code}]`);
+    }
+  }, 0);
 
   it('reads a vocabulary folder written before the lossless scheme (WordPiece, lowercased)', async () => {
     const dir = join(import.meta.dirname, 'fixtures', 'wordpiece-vocabulary');

@@ -13,11 +13,37 @@
  */
 export const PIECE_PATTERN =
   ' ?</?[A-Za-z_][A-Za-z0-9_-]*>| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]|\\s+(?!\\S)|\\s+';
-const PIECE_REGEX = new RegExp(PIECE_PATTERN, 'gu');
 
-/** Splits text into pieces; their concatenation is the text. */
-export function splitPieces(text: string): string[] {
-  return text.match(PIECE_REGEX) ?? [];
+/** A run of letters and digits that holds both (`b0q87fmlx9`, `10oz`, `x2`). */
+const LETTER_DIGIT_RUN = '[\\p{L}\\p{N}]*(?:\\p{L}\\p{N}|\\p{N}\\p{L})[\\p{L}\\p{N}]*';
+
+/**
+ * {@link PIECE_PATTERN} with letter-digit runs whole (`letterDigitRuns: 'whole'` of
+ * `buildWordVocabulary`): a run of letters and digits that holds both, such as a product code
+ * (`b0q87fmlx9`), is one piece, and the space before it a piece of its own, so that the code is
+ * the same piece after a space (a results line) as after a bracket (`click[b0q87fmlx9]`). Pure
+ * letter runs and digit runs split as in {@link PIECE_PATTERN}.
+ */
+export const LETTER_DIGIT_PIECE_PATTERN = ` (?=${LETTER_DIGIT_RUN})|${LETTER_DIGIT_RUN}|${PIECE_PATTERN}`;
+
+/**
+ * How a run of letters and digits that holds both splits: `split`, into its letter runs and digit
+ * runs, or `whole`, one piece (the `letterDigitRuns` option of `buildWordVocabulary`).
+ */
+export type LetterDigitRuns = 'split' | 'whole';
+
+/** The piece pattern of each scheme (compiled once below). */
+export const PIECE_PATTERNS: Readonly<Record<LetterDigitRuns, string>> = {
+  split: PIECE_PATTERN,
+  whole: LETTER_DIGIT_PIECE_PATTERN,
+};
+const PIECE_REGEXES = new Map(
+  Object.values(PIECE_PATTERNS).map((pattern) => [pattern, new RegExp(pattern, 'gu')]),
+);
+
+/** Splits text into pieces (letter-digit runs as `runs` says); their concatenation is the text. */
+export function splitPieces(text: string, runs: LetterDigitRuns = 'split'): string[] {
+  return text.match(PIECE_REGEXES.get(PIECE_PATTERNS[runs]) as RegExp) ?? [];
 }
 
 /** GPT-2's byte → printable symbol table (printable Latin-1 bytes map to themselves). */
@@ -44,24 +70,24 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Whether a parsed `tokenizer.json` is a word vocabulary of this scheme. */
-function isPieceVocabulary(tokenizer: Record<string, unknown>): boolean {
+/** The piece pattern of a parsed `tokenizer.json` when it is a word vocabulary of this scheme. */
+function pieceRegexOf(tokenizer: Record<string, unknown>): RegExp | undefined {
   const pre = tokenizer.pre_tokenizer as
     | { type?: string; pretokenizers?: { type?: string; pattern?: { Regex?: string } }[] }
     | undefined;
   const model = tokenizer.model as
     | { type?: string; ignore_merges?: boolean; merges?: unknown[] }
     | undefined;
-  return (
+  const regex = PIECE_REGEXES.get(pre?.pretokenizers?.[0]?.pattern?.Regex ?? '');
+  const scheme =
     tokenizer.normalizer === null &&
     pre?.type === 'Sequence' &&
-    pre.pretokenizers?.[0]?.pattern?.Regex === PIECE_PATTERN &&
     pre.pretokenizers?.[1]?.type === 'ByteLevel' &&
     (tokenizer.decoder as { type?: string } | undefined)?.type === 'ByteLevel' &&
     model?.type === 'BPE' &&
     model.ignore_merges === true &&
-    model.merges?.length === 0
-  );
+    model.merges?.length === 0;
+  return scheme ? regex : undefined;
 }
 
 /** Direct encoder and decoder of a piece-scheme `tokenizer.json`. */
@@ -75,13 +101,16 @@ export class PieceCodec {
   readonly #addedRegex: RegExp | undefined;
   readonly #special: Set<number>;
   readonly #cache = new Map<string, readonly number[]>();
+  readonly #pieceRegex: RegExp;
 
   /** The codec of a parsed `tokenizer.json`, or undefined when it is not of this scheme. */
   static from(tokenizer: Readonly<Record<string, unknown>>): PieceCodec | undefined {
-    return isPieceVocabulary(tokenizer) ? new PieceCodec(tokenizer) : undefined;
+    const regex = pieceRegexOf(tokenizer);
+    return regex === undefined ? undefined : new PieceCodec(tokenizer, regex);
   }
 
-  private constructor(tokenizer: Readonly<Record<string, unknown>>) {
+  private constructor(tokenizer: Readonly<Record<string, unknown>>, pieceRegex: RegExp) {
+    this.#pieceRegex = pieceRegex;
     const { model, added_tokens } = tokenizer as {
       model: { vocab: Record<string, number>; unk_token?: string | null };
       added_tokens?: { id: number; content: string; special?: boolean }[];
@@ -103,7 +132,7 @@ export class PieceCodec {
   }
 
   #encodePieces(text: string, out: number[]): void {
-    for (const piece of splitPieces(text)) {
+    for (const piece of text.match(this.#pieceRegex) ?? []) {
       let ids = this.#cache.get(piece);
       if (ids === undefined) {
         const symbols = byteLevelSymbols(piece);

@@ -6,7 +6,9 @@
  *
  * Text is split into pieces (a tag such as `<search>` or `</action>`, a run of letters, a run of
  * digits, one punctuation character, or a run of whitespace), each carrying the single space
- * before it, as GPT-2's `Ġ` marker. A piece in the vocabulary is one token; any other piece is
+ * before it, as GPT-2's `Ġ` marker. With `letterDigitRuns: 'whole'` a run of letters and digits
+ * that holds both (a product code such as `b0q87fmlx9`) is one piece too, the space before it a
+ * piece of its own, so that a code is one token wherever it stands. A piece in the vocabulary is one token; any other piece is
  * spelled out byte by byte. Nothing is lowercased, dropped or re-spaced, so
  * `decode(encode(text)) === text` for every string: `search[red sneakers]` stays one action
  * and `<search>q</search>` keeps its tags whole. In `tokenizer.json` terms: a `Split`
@@ -16,7 +18,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { InvalidInputError } from '@agentrl/core';
 import type { TokenizerFiles } from './hf-tokenizer.ts';
-import { BYTE_SYMBOLS, byteLevelSymbols, PIECE_PATTERN, splitPieces } from './pieces.ts';
+import {
+  BYTE_SYMBOLS,
+  byteLevelSymbols,
+  type LetterDigitRuns,
+  PIECE_PATTERNS,
+  splitPieces,
+} from './pieces.ts';
 
 /** Options of {@link buildWordVocabulary}. */
 export interface WordVocabularyOptions {
@@ -38,6 +46,14 @@ export interface WordVocabularyOptions {
    * bytes encode as `<unk>` (which must then be a special token).
    */
   readonly byteFallback?: boolean;
+  /**
+   * How a run of letters and digits that holds both splits (a product code such as `B0Q87FMLX9`,
+   * a size such as `10oz`): `split` into its letter runs and digit runs (`B`, `0`, `Q`, `87`, …),
+   * or `whole`, one piece with the space before it a piece of its own, so that a code the corpus
+   * holds is one token whether a space or a bracket stands before it (WebShop's results line and
+   * `click[…]`). Default `split`, the scheme's earlier pieces. Either way every text round-trips.
+   */
+  readonly letterDigitRuns?: LetterDigitRuns;
   /** Jinja chat template. Default ChatML (`<|im_start|>role\ncontent<|im_end|>\n`). */
   readonly chatTemplate?: string;
 }
@@ -81,6 +97,12 @@ export function buildWordVocabulary(
         { details: { field, value: token } },
       );
   }
+  const runs = options.letterDigitRuns ?? 'split';
+  if (!Object.hasOwn(PIECE_PATTERNS, runs))
+    throw new InvalidInputError(
+      `letterDigitRuns must be "split" or "whole", got ${JSON.stringify(runs)}`,
+      { details: { field: 'letterDigitRuns', value: runs } },
+    );
   const byteFallback = options.byteFallback ?? true;
   if (!byteFallback && !specials.includes('<unk>'))
     throw new InvalidInputError(
@@ -89,7 +111,7 @@ export function buildWordVocabulary(
     );
   const counts = new Map<string, number>();
   for (const text of texts)
-    for (const piece of splitPieces(text)) counts.set(piece, (counts.get(piece) ?? 0) + 1);
+    for (const piece of splitPieces(text, runs)) counts.set(piece, (counts.get(piece) ?? 0) + 1);
   const vocab: Record<string, number> = {};
   let next = 0;
   const add = (token: string) => {
@@ -99,7 +121,8 @@ export function buildWordVocabulary(
   if (byteFallback) for (const symbol of BYTE_SYMBOLS) add(symbol);
   const isSpecial = (piece: string) => specials.includes(piece);
   for (const text of options.required ?? [])
-    for (const piece of splitPieces(text)) if (!isSpecial(piece)) add(byteLevelSymbols(piece));
+    for (const piece of splitPieces(text, runs))
+      if (!isSpecial(piece)) add(byteLevelSymbols(piece));
   const words = [...counts.entries()]
     .filter(([piece, n]) => n >= minCount && !isSpecial(piece))
     .map(([piece, n]) => [byteLevelSymbols(piece), n] as const)
@@ -124,7 +147,12 @@ export function buildWordVocabulary(
     pre_tokenizer: {
       type: 'Sequence',
       pretokenizers: [
-        { type: 'Split', pattern: { Regex: PIECE_PATTERN }, behavior: 'Isolated', invert: false },
+        {
+          type: 'Split',
+          pattern: { Regex: PIECE_PATTERNS[runs] },
+          behavior: 'Isolated',
+          invert: false,
+        },
         { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
       ],
     },

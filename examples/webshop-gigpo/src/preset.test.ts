@@ -1,0 +1,48 @@
+/**
+ * The runner's `webshop-cpu` preset is this demo's recipe through the CLI: the same catalogue
+ * size, model, warm start, RL budget and sampling as {@link FULL_BUDGET}. The runner cannot read
+ * the demo (examples depend on it, not the other way), so this test holds the two together: a
+ * change of the demo's default fails here until the preset follows. Only the response length
+ * differs: the preset counts tokens of its own vocabulary (`<think></think><action>…</action>`,
+ * ASINs whole), the demo of its word tokenizer.
+ */
+import { PRESETS, parseRunConfig } from '@agentrl/runner';
+import { describe, expect, it } from 'vitest';
+import { FULL_BUDGET } from './demo.ts';
+
+describe("the runner's webshop-cpu preset", () => {
+  it("runs the demo's default budget: catalogue, model, warm start, iterations, groups and temperatures", () => {
+    const preset = PRESETS['webshop-cpu'];
+    if (preset === undefined) throw new Error('the runner has no webshop-cpu preset');
+    const c = parseRunConfig(preset);
+    const b = FULL_BUDGET;
+    expect(c.env.options).toMatchObject({
+      catalogue: { kind: 'synthetic', size: b.catalogue },
+      maxSteps: b.maxTurns,
+    });
+    expect(c.model.options).toMatchObject({
+      architecture: { hiddenSize: b.hidden, layers: b.layers, heads: b.heads },
+      learningRate: b.learningRate,
+      sftLearningRate: b.sftLearningRate,
+    });
+    expect(c.model.options.klLossCoef ?? 0).toBe(b.klLossCoef);
+    expect(c.sft).toMatchObject({
+      episodes: b.demoEpisodes,
+      steps: b.sftSteps,
+      batchSize: b.sftBatch,
+    });
+    expect(c.rollout).toMatchObject({
+      batchSize: b.groups * b.groupSize,
+      groupSize: b.groupSize,
+      maxTurns: b.maxTurns,
+      temperature: b.temperature,
+    });
+    expect(c.training).toMatchObject({ iterations: b.iterations, miniBatchSize: b.miniBatchSize });
+    expect(c.validation).toMatchObject({
+      every: b.valEvery,
+      episodes: b.valEpisodes,
+      temperature: b.valTemperature,
+    });
+    expect(c.algorithm.options).toMatchObject({ mode: 'mean_std_norm', gamma: 0.95 });
+  });
+});
