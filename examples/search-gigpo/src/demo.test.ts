@@ -1,12 +1,14 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatInformation, searchParser } from '@agentrl/env-search';
+import { isAgentRLError } from '@agentrl/core';
+import { formatInformation, generateSearchKb, searchParser } from '@agentrl/env-search';
 import { WordTokenizer } from '@agentrl/example-demo-kit';
+import fc from 'fast-check';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { expertResponse, passagesOf } from './compact-prompt.ts';
 import { runDemo, SMOKE_BUDGET } from './demo.ts';
-import { SEARCH_WORDS } from './setup.ts';
+import { envSpec, SEARCH_WORDS, trainingParts } from './setup.ts';
 
 describe('the search-gigpo demo', () => {
   it('runs every phase on a smoke budget and ends with a report, three headline rows and exact match per data source', async () => {
@@ -49,5 +51,55 @@ describe('the search-gigpo demo', () => {
     expect(passagesOf(information)).toBe(
       'kelmo was born in zorvan . | zorvan is a town in the realm of ostra .',
     );
+  });
+
+  it('splits the training questions into disjoint parts for the warm start and RL, every question in one, demoShare of them in the first', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 50 }),
+        fc.double({ min: 0.05, max: 0.95, noNaN: true }),
+        (seed, share) => {
+          const n = generateSearchKb({ seed }).train.length;
+          const { demo, rl } = trainingParts(seed, share);
+          expect(demo.length).toBe(Math.round(n * share));
+          expect([...demo, ...rl].sort((a, b) => a - b)).toEqual(
+            Array.from({ length: n }, (_, i) => i),
+          );
+        },
+      ),
+      { numRuns: 20 },
+    );
+    const all = trainingParts(3, 1);
+    expect(all.demo).toEqual(all.rl);
+    expect(all.demo).toHaveLength(generateSearchKb({ seed: 3 }).train.length);
+    for (const share of [0, 1.5, Number.NaN]) {
+      let refusal: unknown;
+      try {
+        trainingParts(3, share);
+      } catch (error) {
+        refusal = error;
+      }
+      expect(isAgentRLError(refusal, 'BAD_CONFIG')).toBe(true);
+      expect(String((refusal as Error).message)).toMatch(/^demoShare is /);
+    }
+  });
+
+  it('asks the demonstrations in turn and the rollouts by a seeded draw, only from their own part', () => {
+    const { demo, rl } = trainingParts(5, 0.5);
+    const budget = { maxTurns: 4, topK: 1 };
+    const demoTask = envSpec(5, 'train', budget, { indices: demo, order: 'cycle' }).task;
+    const rlTask = envSpec(5, 'train', budget, { indices: rl, order: 'draw' }).task;
+    expect(Array.from({ length: demo.length + 2 }, (_, e) => demoTask?.(e, 0))).toEqual([
+      ...demo,
+      demo[0],
+      demo[1],
+    ]);
+    const drawn = Array.from({ length: 200 }, (_, g) => rlTask?.(g % 32, Math.floor(g / 32)));
+    for (const q of drawn) expect(rl).toContain(q);
+    expect(new Set(drawn).size).toBeGreaterThan(100);
+    expect(drawn).toEqual(
+      Array.from({ length: 200 }, (_, g) => rlTask?.(g % 32, Math.floor(g / 32))),
+    );
+    expect(envSpec(5, 'train', budget).task).toBeUndefined();
   });
 });

@@ -34,7 +34,7 @@ import {
   writeRunInfo,
 } from '@agentrl/runner';
 import { expertResponse } from './compact-prompt.ts';
-import { createTinyAgent, envSpec, expertPolicy, knowledgeBase } from './setup.ts';
+import { createTinyAgent, envSpec, expertPolicy, knowledgeBase, trainingParts } from './setup.ts';
 
 /** Sizes and settings of one demo run: the kit's fields (`maxTurns` is the paper's 4) and search's. */
 export interface DemoBudget extends DemoBudgetBase {
@@ -46,6 +46,11 @@ export interface DemoBudget extends DemoBudgetBase {
   readonly similarity: number;
   /** Invalid-action penalty of the reward (the paper's 0.01). */
   readonly invalidActionPenalty: number;
+  /**
+   * Share of the training questions the warm start's demonstrations come from; GiGPO's rollouts
+   * ask the rest, questions the warm start never saw (1: both phases ask all of them).
+   */
+  readonly demoShare: number;
 }
 
 /** The measured CPU recipe (README "Measured"). */
@@ -53,14 +58,18 @@ export const FULL_BUDGET: DemoBudget = {
   ...CPU_RECIPE,
   name: 'full',
   demoEpisodes: 1200,
-  sftSteps: 750,
-  iterations: 400,
+  // The warm start runs until the mean loss of its last 50 steps is at most 0.25 (the model has
+  // learnt to copy the question's subject into its search), at most 1,500 steps.
+  sftSteps: 1500,
+  sftStopLoss: 0.25,
+  iterations: 800,
   valEvery: 100,
   ppoEpochs: 1,
   maxTurns: 4,
   topK: 1,
   similarity: 0.9,
   invalidActionPenalty: 0.01,
+  demoShare: 1,
 };
 
 /** A tiny budget that exercises every phase in seconds (CI smoke run): the kit's smoke sizes. */
@@ -134,7 +143,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     clock.lap('setup');
 
     const envBudget = { maxTurns: b.maxTurns, topK: b.topK };
-    const trainSpec = envSpec(seed, 'train', envBudget);
+    const parts = trainingParts(seed, b.demoShare);
+    const demoSpec =
+      b.demoShare === 1
+        ? envSpec(seed, 'train', envBudget)
+        : envSpec(seed, 'train', envBudget, { indices: parts.demo, order: 'cycle' });
+    const trainSpec =
+      b.demoShare === 1
+        ? envSpec(seed, 'train', envBudget)
+        : envSpec(seed, 'train', envBudget, { indices: parts.rl, order: 'draw' });
     const valSpec = envSpec(seed, 'test', envBudget);
     const progress = createConsoleProgress(b.iterations, stream);
     const agentParts = { policy, tokenizer, budget: b, seed, progress };
@@ -155,7 +172,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     clock.lap('evalBefore');
 
     const demos = await collectDemonstrations({
-      env: trainSpec,
+      env: demoSpec,
       expert: expertPolicy,
       episodes: b.demoEpisodes,
       seed: seed + 5000,
@@ -163,7 +180,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       formatResponse: expertResponse,
     });
     say(
-      `expert: answered ${demos.wins}/${demos.episodes} training questions exactly, ${demos.demonstrations.length} demonstration steps`,
+      `expert: answered ${demos.wins}/${demos.episodes} training questions exactly, ${demos.demonstrations.length} demonstration steps${b.demoShare === 1 ? '' : ` (from ${parts.demo.length} of the ${kb.train.length} training questions; RL asks the other ${parts.rl.length})`}`,
     );
     const warm = await warmStart({
       ...agentParts,

@@ -3,6 +3,8 @@
  * questions for rollouts and demonstrations, held-out ones for validation), the vocabulary
  * corpus, the tiny decoder with its trainable policy, and the env package's expert.
  */
+
+import { ConfigError, Rng } from '@agentrl/core';
 import {
   createSearchEnvFromOptions,
   expert,
@@ -38,13 +40,57 @@ export interface SearchEnvBudget {
 }
 
 /**
- * The env spec of one split: `'train'` questions are drawn by the reset seed; `'test'` ones are
- * asked in order (episode g asks held-out question g), so an evaluation of up to all of them
- * never repeats a question. Success per task type is exact match per data source.
+ * The training questions split in two disjoint parts: `demo` (indices into the training split)
+ * for the warm start's demonstrations, `rl` for GiGPO's rollouts, `demoShare` of them (rounded)
+ * in the first, chosen by a seeded shuffle. A `demoShare` of 1 gives both phases every question.
  */
-export function envSpec(seed: number, split: 'train' | 'test', budget: SearchEnvBudget): EnvSpec {
+export function trainingParts(seed: number, demoShare: number): { demo: number[]; rl: number[] } {
+  if (!(demoShare > 0 && demoShare <= 1))
+    throw new ConfigError(
+      `demoShare is ${demoShare}: use a share of the training questions in (0, 1], e.g. 0.5 (1: the warm start and RL both use all of them)`,
+      { details: { field: 'demoShare', value: demoShare } },
+    );
+  const n = generateSearchKb(knowledgeBase(seed)).train.length;
+  const order = Rng.fromSeed(`search-demo-parts:${seed}`).permutation(n);
+  if (demoShare === 1) return { demo: order, rl: order };
+  const cut = Math.min(n - 1, Math.max(1, Math.round(n * demoShare)));
+  return { demo: order.slice(0, cut), rl: order.slice(cut) };
+}
+
+/**
+ * Which questions an env spec asks: `'test'` asks the held-out ones in order (episode g asks
+ * held-out question g), so an evaluation of up to all of them never repeats a question; `'train'`
+ * draws training questions by the reset seed, from all of them or, with `questions`, from those
+ * indices: `'cycle'` asks them in turn (demonstrations), `'draw'` draws one per group and
+ * rollout with a seeded random choice (rollouts).
+ */
+export interface TrainQuestions {
+  readonly indices: readonly number[];
+  readonly order: 'cycle' | 'draw';
+}
+
+/**
+ * The env spec of one split (see {@link TrainQuestions} for which questions it asks). Success per
+ * task type is exact match per data source.
+ */
+export function envSpec(
+  seed: number,
+  split: 'train' | 'test',
+  budget: SearchEnvBudget,
+  questions?: TrainQuestions,
+): EnvSpec {
   const generator = knowledgeBase(seed);
   const heldOut = split === 'test' ? generateSearchKb(generator).test.length : 0;
+  const indices = questions?.indices ?? [];
+  const trainTask =
+    questions === undefined
+      ? undefined
+      : questions.order === 'cycle'
+        ? (group: number) => indices[group % indices.length] as number
+        : (group: number, rolloutIndex: number) =>
+            indices[
+              Rng.fromSeed(`search-demo-rl:${seed}:${rolloutIndex}:${group}`).int(indices.length)
+            ] as number;
   return {
     create: () =>
       createSearchEnvFromOptions({
@@ -58,6 +104,7 @@ export function envSpec(seed: number, split: 'train' | 'test', budget: SearchEnv
     taskTypeOf,
     metrics: SEARCH_METRICS,
     ...(split === 'test' ? { task: (group: number) => group % heldOut } : {}),
+    ...(split === 'train' && trainTask !== undefined ? { task: trainTask } : {}),
   };
 }
 
