@@ -121,8 +121,9 @@ function freshCpuModel(
  * `mean_norm`, γ 0.95, ω 1, invalid-action penalty 0.1, KL 0.01, lr 1e-6, mini-batches of 64,
  * validation on 128 test-split goals every 5 iterations at temperature 0.4. GPU only, as
  * `alfworld-paper`. `webshop-cpu` is the WebShop demo's default budget on its generated catalogue
- * (1,000 products, no download): a fresh tiny model, 15 steps, 64 iterations of 32 groups × 4
- * with rollouts at temperature 1, GiGPO `mean_std_norm`, 480 held-out goals at temperature 0.4
+ * (1,000 products, no download): a fresh tiny model, 15 steps, a warm start on 1,200 expert
+ * goals for 960 steps, 40 iterations of 32 groups × 4 with rollouts at temperature 1, GiGPO
+ * `mean_std_norm`, 480 held-out goals at temperature 0.4 every 20 iterations
  * (`examples/webshop-gigpo`'s `preset.test.ts` holds the two together). Its vocabulary keeps
  * letter-digit runs whole (`letterDigitRuns`), so that each ASIN is one token in the results line
  * and in `click[…]`, as in the demo's word tokenizer.
@@ -179,15 +180,15 @@ const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
     },
     rollout: { batchSize: 128, groupSize: 4, maxTurns: 15, maxNewTokens: 32, temperature: 1 },
     training: {
-      iterations: 64,
+      iterations: 40,
       miniBatchSize: 64,
       dropZeroAdvantageRows: true,
-      checkpointEvery: 16,
+      checkpointEvery: 20,
     },
-    validation: { every: 16, episodes: 480, temperature: 0.4 },
+    validation: { every: 20, episodes: 480, temperature: 0.4 },
     sft: {
-      episodes: 400,
-      steps: 480,
+      episodes: 1200,
+      steps: 960,
       batchSize: 32,
       responseTemplate: '<think></think><action>{action}</action>',
     },

@@ -226,7 +226,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm agentrl eval --preset alfworld-cpu --run-dir /tmp/cpu-preset --checkpoint /tmp/cpu-preset/checkpoints/iter-000003 --episodes 8 --set rollout.maxTurns=6':
     { run: 'root' },
   'pnpm agentrl report /tmp/cpu-preset': { run: 'root' },
-  ...presetRunEntries('webshop-cpu', 64, 'WebShop'),
+  ...presetRunEntries('webshop-cpu', 40, 'WebShop'),
   ...presetRunEntries('search-cpu', 200, 'search-QA'),
 };
 
