@@ -4,7 +4,7 @@
  * `BENCH_SMOKE`, `BENCH_BUDGET` and `BENCH_SET` pick and change the budget of a process.
  */
 import { ConfigError, type Tokenizer, type TrainablePolicy } from '@agentrl/core';
-import { type DemoBudgetBase, SMOKE_SIZES } from '@agentrl/example-demo-kit';
+import { type DemoBudgetBase, SMOKE_SIZES, sftStopRule } from '@agentrl/example-demo-kit';
 import type { EnvSpec, EstimatorName, Expert } from '@agentrl/runner';
 
 /**
@@ -188,9 +188,9 @@ export function resolveBench<B extends BenchBudget>(
 }
 
 /**
- * The budget fields a warm start depends on (decoder, demonstrations, SFT, turn limit, and the
- * benchmark's `warmFields`). A saved warm start whose recorded recipe equals this one is reused
- * instead of being redone.
+ * The budget fields a warm start depends on (decoder, demonstrations, SFT and its stopping rule
+ * where it has one, turn limit, and the benchmark's `warmFields`). A saved warm start whose
+ * recorded recipe equals this one is reused instead of being redone.
  */
 export function warmRecipe<B extends BenchBudget>(
   budget: B,
@@ -208,7 +208,29 @@ export function warmRecipe<B extends BenchBudget>(
     sftLearningRate,
     maxTurns,
   };
+  const rule = sftStopRule(budget);
+  if (rule) {
+    recipe.sftStopLoss = rule.meanLoss;
+    recipe.sftStopWindow = rule.window;
+  }
   for (const field of warmFields)
     recipe[field] = (budget as unknown as Record<string, number>)[field] as number;
   return recipe;
+}
+
+/**
+ * A budget as results are compared by: fields in name order, and the warm start's stopping-rule
+ * fields left out where the rule is off (`sftStopLoss` 0), so results recorded before those
+ * fields existed still match a budget that takes every warm-start step.
+ */
+export function comparableBudget(budget: unknown): string {
+  if (budget === null || typeof budget !== 'object') return JSON.stringify(budget);
+  const fields = { ...(budget as Record<string, unknown>) };
+  if (!sftStopRule(fields as { sftStopLoss?: number })) {
+    delete fields.sftStopLoss;
+    delete fields.sftStopWindow;
+  }
+  return JSON.stringify(
+    Object.fromEntries(Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : 1))),
+  );
 }

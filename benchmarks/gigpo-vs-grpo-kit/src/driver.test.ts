@@ -174,6 +174,32 @@ describe('the jobs', () => {
     expect(alreadyDone(resolveBench(bench, { BENCH_SET: 'catalogue=60' }), out, warm)).toBe(false);
   });
 
+  it('keep results recorded before the stopping-rule fields existed while the rule is off, and redo them once it is on', () => {
+    const out = join(root, 'before-stop-rule');
+    const resolved = resolveBench(bench, {});
+    const dir = join(out, 'seed-0');
+    mkdirSync(join(dir, 'warm'), { recursive: true });
+    const {
+      sftStopLoss: _loss,
+      sftStopWindow: _window,
+      ...older
+    } = resolved.budget as Record<string, unknown>;
+    const olderRecipe = warmRecipe(resolved.budget, ['catalogue']);
+    expect(Object.keys(olderRecipe)).not.toContain('sftStopLoss');
+    writeFileSync(join(dir, 'warm', 'warm.json'), JSON.stringify({ recipe: olderRecipe }));
+    // Fields in another order, as an older budget object wrote them.
+    const reordered = Object.fromEntries(Object.entries(older).reverse());
+    writeFileSync(join(dir, 'gigpo.json'), JSON.stringify({ budget: reordered }));
+    const warm = { seed: 0, phase: 'warm', after: [] };
+    const gigpo = { seed: 0, phase: 'gigpo', after: ['0/warm'] };
+    expect(alreadyDone(resolved, out, warm)).toBe(true);
+    expect(alreadyDone(resolved, out, gigpo)).toBe(true);
+    const withRule = resolveBench(bench, { BENCH_SET: 'sftStopLoss=0.25' });
+    expect(warmRecipe(withRule.budget)).toMatchObject({ sftStopLoss: 0.25, sftStopWindow: 50 });
+    expect(alreadyDone(withRule, out, warm)).toBe(false);
+    expect(alreadyDone(withRule, out, gigpo)).toBe(false);
+  });
+
   it('are named on the command line, and a wrong seed, phase or flag is refused with the fix', () => {
     expect(parseJobArgs(['--seed', '3', '--phase', 'grpo', '--out', '/tmp/x'])).toEqual({
       seed: 3,

@@ -13,7 +13,14 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, dropArgsSeparator } from '@agentrl/core';
 import { writeOverlayReport } from '@agentrl/runner';
-import { ARMS, type BenchBudget, type ResolvedBench, SEEDS, warmRecipe } from './config.ts';
+import {
+  ARMS,
+  type BenchBudget,
+  comparableBudget,
+  type ResolvedBench,
+  SEEDS,
+  warmRecipe,
+} from './config.ts';
 import { summarize } from './results.ts';
 
 /** Where a benchmark's files are: its job script and the folder its committed results go to. */
@@ -108,7 +115,7 @@ export function alreadyDone<B extends BenchBudget>(
   const expected =
     job.phase === 'warm' ? warmRecipe(bench.budget, bench.bench.warmFields) : bench.budget;
   const recorded = job.phase === 'warm' ? saved.recipe : saved.budget;
-  return JSON.stringify(recorded) === JSON.stringify(expected);
+  return comparableBudget(recorded) === comparableBudget(expected);
 }
 
 function spawnJob(jobScript: string, out: string, job: Job): Promise<void> {

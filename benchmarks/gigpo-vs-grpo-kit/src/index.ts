@@ -14,6 +14,7 @@ export {
   type BudgetName,
   benchBudgets,
   budgetName,
+  comparableBudget,
   FINAL_EVAL_EPISODES,
   type ResolvedBench,
   resolveBench,

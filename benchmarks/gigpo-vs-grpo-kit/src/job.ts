@@ -11,6 +11,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, dropArgsSeparator } from '@agentrl/core';
+import { sftStopRule } from '@agentrl/example-demo-kit';
 import {
   collectDemonstrations,
   createEstimator,
@@ -115,6 +116,7 @@ export async function runJob<B extends BenchBudget>(
       `backend ${model.backend}, ${model.numParameters()} parameters; expert won ${demos.wins}/${demos.episodes}, ${demos.demonstrations.length} steps`,
     );
     const losses: number[] = [];
+    const stopWhen = sftStopRule(b);
     await runSft({
       policy,
       tokenizer,
@@ -122,6 +124,7 @@ export async function runJob<B extends BenchBudget>(
       steps: b.sftSteps,
       batchSize: b.sftBatch,
       seed,
+      ...(stopWhen ? { stopWhen } : {}),
       onStep: (step, m) => {
         losses.push(m.loss ?? Number.NaN);
         if ((step + 1) % 40 === 0)

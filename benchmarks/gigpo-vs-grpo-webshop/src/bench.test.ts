@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { FULL_BUDGET as DEMO_BUDGET } from '@agentrl/example-webshop-gigpo';
 import { type BenchSummary, FINAL_EVAL_EPISODES } from '@agentrl-bench/gigpo-vs-grpo-kit';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { FULL_BUDGET } from './config.ts';
+import { BENCH_RECIPE, FULL_BUDGET } from './config.ts';
 
 const bench = fileURLToPath(new URL('bench.ts', import.meta.url));
 
@@ -59,12 +59,13 @@ describe('the WebShop benchmark', () => {
     expect(again.stderr.match(/kept the result already in/g)).toHaveLength(4);
   }, 0);
 
-  it("trains with the WebShop demo's recipe, validating on fewer goals, five times", () => {
+  it("trains with the WebShop demo's recipe but the pinned warm start and RL length, validating on fewer goals, five times", () => {
     const { valEpisodes, valEvery, invalidActionPenalty, ...recipe } = FULL_BUDGET;
-    const { name: _name, valEpisodes: demoEpisodes, valEvery: demoEvery, ...demo } = DEMO_BUDGET;
-    expect(recipe).toEqual(demo);
+    const { name: _name, valEpisodes: demoEpisodes, valEvery: _demoEvery, ...demo } = DEMO_BUDGET;
+    const { valEvery: pinnedEvery, ...pinned } = BENCH_RECIPE;
+    expect(recipe).toEqual({ ...demo, ...pinned });
+    expect(valEvery).toBe(pinnedEvery);
     expect(valEpisodes).toBeLessThan(demoEpisodes);
-    expect(valEvery).toBeLessThanOrEqual(demoEvery);
     expect(FULL_BUDGET.iterations / valEvery).toBe(4);
     expect(FINAL_EVAL_EPISODES.full).toBe(demoEpisodes);
     expect(invalidActionPenalty).toBe(0);

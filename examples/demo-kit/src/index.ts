@@ -23,6 +23,7 @@ export {
   type PhaseClock,
   phaseClock,
   runGigpo,
+  sftStopRule,
   startRun,
   threadsText,
   threadWork,

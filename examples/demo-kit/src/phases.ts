@@ -20,6 +20,7 @@ import {
   meanLossOfLast,
   policyAgent,
   runSft,
+  type SftStopRule,
   Trainer,
   type TrainerOptions,
   type TrainingSummary,
@@ -250,13 +251,25 @@ export interface WarmStartResult {
 }
 
 /**
+ * The budget's stopping rule for the warm start as `runSft` takes it, or undefined where the
+ * budget has none (`sftStopLoss` 0 or absent: every step of `sftSteps` is taken).
+ */
+export function sftStopRule(
+  b: Pick<DemoBudgetBase, 'sftStopLoss' | 'sftStopWindow'>,
+): SftStopRule | undefined {
+  const meanLoss = b.sftStopLoss ?? 0;
+  if (meanLoss <= 0) return undefined;
+  return { meanLoss, window: b.sftStopWindow ?? CPU_RECIPE.sftStopWindow };
+}
+
+/**
  * The supervised warm start on the expert's demonstrations, stopped early by the budget's stopping
  * rule where it has one; the losses go to `sft-loss.json` (one per step taken).
  */
 export async function warmStart(options: WarmStartOptions): Promise<WarmStartResult> {
   const { budget: b, progress } = options;
   const window = b.sftStopWindow ?? CPU_RECIPE.sftStopWindow;
-  const stopLoss = b.sftStopLoss ?? 0;
+  const stopWhen = sftStopRule(b);
   const sftTask = progress.task('warm start', b.sftSteps);
   const sftLosses: number[] = [];
   const history = await runSft({
@@ -266,7 +279,7 @@ export async function warmStart(options: WarmStartOptions): Promise<WarmStartRes
     steps: b.sftSteps,
     batchSize: b.sftBatch,
     seed: options.seed,
-    ...(stopLoss > 0 ? { stopWhen: { meanLoss: stopLoss, window } } : {}),
+    ...(stopWhen ? { stopWhen } : {}),
     onStep: (_, m) => {
       sftLosses.push(m.loss ?? Number.NaN);
       sftTask.tick(`loss ${(m.loss ?? Number.NaN).toFixed(3)}`);
