@@ -25,8 +25,10 @@ export interface Channel {
 }
 
 /**
- * The WebSocket close codes a socket of this server ends with: the WebSocket protocol's own, and
- * two from the block it leaves to applications (`expired`, `factoryError`).
+ * The WebSocket close codes a socket of this server ends with. 1000–1011 are defined by RFC 6455
+ * (The WebSocket Protocol, "Defined Status Codes"), 1013 is in IANA's WebSocket Close Code Number
+ * registry, and RFC 6455 leaves 4000–4999 to applications: `expired` and `factoryError` are this
+ * server's own.
  */
 export const CLOSE_CODES = {
   normal: 1000,
