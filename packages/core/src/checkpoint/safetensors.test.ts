@@ -75,7 +75,17 @@ describe('safetensors files', () => {
           expect(bytes.length).toBe(8 + Number(bytes.readBigUInt64LE(0)) + dataBytes);
         },
       ),
-      { numRuns: 50 },
+      {
+        numRuns: 50,
+        // A computed key makes `__proto__` an own property, as JSON.parse does: names a plain
+        // assignment would drop must survive too.
+        examples: [
+          [
+            { ['__proto__']: { dtype: 'F32', shape: [], data: Float32Array.of(0) } },
+            { ['__proto__']: 'x', constructor: 'y' },
+          ],
+        ],
+      },
     );
   });
 

@@ -83,7 +83,9 @@ export async function readSafetensorsFile(
     for (const [name, entry] of Object.entries(header)) {
       if (name === '__metadata__') {
         if (typeof entry === 'object' && entry !== null) {
-          for (const [k, v] of Object.entries(entry)) if (typeof v === 'string') metadata[k] = v;
+          for (const [k, v] of Object.entries(entry)) {
+            if (typeof v === 'string') setOwn(metadata, k, v);
+          }
         }
         continue;
       }
@@ -143,6 +145,19 @@ export async function readRequiredSafetensorsFile(
 }
 
 /**
+ * Sets `record[key]` as an own property whatever the key: a tensor or metadata entry may be named
+ * `__proto__`, which plain assignment would take as the object's prototype and drop.
+ */
+function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+}
+
+/**
  * Serialises tensors (in the given order) as one safetensors buffer; the metadata is
  * `{"format": "pt"}` plus the given string entries.
  */
@@ -162,11 +177,11 @@ export function encodeSafetensors(
       );
     }
     const bytes = encode(t.dtype, t.data);
-    header[name] = {
+    setOwn(header, name, {
       dtype: t.dtype,
       shape: t.shape,
       data_offsets: [offset, offset + bytes.length],
-    };
+    });
     chunks.push(bytes);
     offset += bytes.length;
   }
