@@ -64,6 +64,15 @@ export const CATALOGUE_OPTIONS = {
     description: "kind 'synthetic': fraction of products with an instruction",
     default: 0.6,
   },
+  optionGroups: {
+    description:
+      "kind 'synthetic': [fewest, most] option groups per product (one goal per combination)",
+    default: [0, 2],
+  },
+  optionValues: {
+    description: "kind 'synthetic': [fewest, most] values per option group",
+    default: [1, 3],
+  },
   products: { description: "kind 'products': the product records" },
 } as const satisfies { readonly [K in KeysOfUnion<CatalogueSource>]: OptionSpec };
 

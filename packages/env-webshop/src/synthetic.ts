@@ -3,7 +3,7 @@
  * (`items_shuffle_*.json` products and `items_ins_v2_*.json` attributes with synthetic
  * instructions), so tests and examples run on a fresh clone without the products file.
  */
-import { createRng, type Rng } from '@agentrl/core';
+import { createRng, InvalidInputError, type Rng } from '@agentrl/core';
 
 /** The raw files a generated catalogue consists of (JSON-serialisable, as on disk). */
 export interface SyntheticCatalogueFiles {
@@ -21,6 +21,17 @@ export interface SyntheticCatalogueOptions {
   readonly seed?: number;
   /** Fraction of products that carry a synthetic instruction (default 0.6; the real file: 0.415). */
   readonly instructedFraction?: number;
+  /**
+   * Fewest and most option groups (colour, size, flavour, style) per product, default `[0, 2]`;
+   * at most 4. A goal is made for every combination of option values, as in WebShop, so more
+   * groups and values give more goals per product.
+   */
+  readonly optionGroups?: readonly [min: number, max: number];
+  /**
+   * Fewest and most values per option group, default `[1, 3]`; at most 7, and no more than the
+   * group has (styles: 3).
+   */
+  readonly optionValues?: readonly [min: number, max: number];
 }
 
 const KINDS: readonly [category: string, path: string, query: string, nouns: readonly string[]][] =
@@ -153,6 +164,32 @@ function priceString(rng: Rng): string {
   return `$${cents(a)}`;
 }
 
+/** Checks an inclusive integer range option, naming it when it is not one. */
+function rangeOption(
+  name: string,
+  value: readonly [number, number] | undefined,
+  fallback: readonly [number, number],
+  lowest: number,
+  highest: number,
+): readonly [number, number] {
+  if (value === undefined) return fallback;
+  const [min, max] = Array.isArray(value) ? value : [];
+  if (
+    value.length !== 2 ||
+    !Number.isInteger(min) ||
+    !Number.isInteger(max) ||
+    (min as number) < lowest ||
+    (max as number) > highest ||
+    (min as number) > (max as number)
+  ) {
+    throw new InvalidInputError(
+      `synthetic catalogue: ${name} must be [min, max], integers with ${lowest} <= min <= max <= ${highest}; got ${JSON.stringify(value)}`,
+      { details: { field: name, value } },
+    );
+  }
+  return [min as number, max as number];
+}
+
 /** Generates a catalogue of `size` products in the real files' schema. Same seed, same files. */
 export function generateSyntheticCatalogue(
   options: SyntheticCatalogueOptions = {},
@@ -160,6 +197,20 @@ export function generateSyntheticCatalogue(
   const size = options.size ?? 100;
   const rng = createRng(options.seed ?? 0);
   const instructed = options.instructedFraction ?? 0.6;
+  const [fewestGroups, mostGroups] = rangeOption(
+    'optionGroups',
+    options.optionGroups,
+    [0, 2],
+    0,
+    OPTION_KINDS.length,
+  );
+  const [fewestValues, mostValues] = rangeOption(
+    'optionValues',
+    options.optionValues,
+    [1, 3],
+    1,
+    Math.max(...OPTION_KINDS.map(([, values]) => values.length)),
+  );
   const used = new Set<string>();
   const products: Record<string, unknown>[] = [];
   const attributes: Record<string, Record<string, unknown>> = {};
@@ -174,10 +225,14 @@ export function generateSyntheticCatalogue(
       .split(' ')
       .map((w) => `${w[0]?.toUpperCase()}${w.slice(1)}`)
       .join(' ')}${attrs[0] ? `, ${attrs[0]}` : ''} ${i + 1}`;
-    const groups = pickDistinct(rng, OPTION_KINDS, rng.intBetween(0, 2));
+    const groups = pickDistinct(rng, OPTION_KINDS, rng.intBetween(fewestGroups, mostGroups));
     const customization: Record<string, { value: string; image: string }[]> = {};
     for (const [optName, values] of groups) {
-      customization[optName] = pickDistinct(rng, values, rng.intBetween(1, 3)).map((value, k) => ({
+      customization[optName] = pickDistinct(
+        rng,
+        values,
+        rng.intBetween(fewestValues, mostValues),
+      ).map((value, k) => ({
         value,
         image: `img/${asin}-${k}.jpg`,
       }));
