@@ -250,6 +250,11 @@ export interface WarmStartResult {
   readonly meanLoss: number;
 }
 
+/** Steps the stopping rule averages the loss over: the budget's, else the recipe's. */
+function stopWindow(b: Pick<DemoBudgetBase, 'sftStopWindow'>): number {
+  return b.sftStopWindow ?? CPU_RECIPE.sftStopWindow;
+}
+
 /**
  * The budget's stopping rule for the warm start as `runSft` takes it, or undefined where the
  * budget has none (`sftStopLoss` 0 or absent: every step of `sftSteps` is taken).
@@ -259,7 +264,7 @@ export function sftStopRule(
 ): SftStopRule | undefined {
   const meanLoss = b.sftStopLoss ?? 0;
   if (meanLoss <= 0) return undefined;
-  return { meanLoss, window: b.sftStopWindow ?? CPU_RECIPE.sftStopWindow };
+  return { meanLoss, window: stopWindow(b) };
 }
 
 /**
@@ -268,7 +273,6 @@ export function sftStopRule(
  */
 export async function warmStart(options: WarmStartOptions): Promise<WarmStartResult> {
   const { budget: b, progress } = options;
-  const window = b.sftStopWindow ?? CPU_RECIPE.sftStopWindow;
   const stopWhen = sftStopRule(b);
   const sftTask = progress.task('warm start', b.sftSteps);
   const sftLosses: number[] = [];
@@ -290,7 +294,7 @@ export async function warmStart(options: WarmStartOptions): Promise<WarmStartRes
   return {
     steps: history.length,
     stopped: history.length < b.sftSteps,
-    meanLoss: meanLossOfLast(history, window),
+    meanLoss: meanLossOfLast(history, stopWindow(b)),
   };
 }
 

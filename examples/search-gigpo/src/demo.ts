@@ -144,14 +144,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     const envBudget = { maxTurns: b.maxTurns, topK: b.topK };
     const parts = trainingParts(seed, b.demoShare);
+    // A share of 1: both phases play every training question, through one spec.
+    const everyQuestion = b.demoShare === 1 ? envSpec(seed, 'train', envBudget) : undefined;
     const demoSpec =
-      b.demoShare === 1
-        ? envSpec(seed, 'train', envBudget)
-        : envSpec(seed, 'train', envBudget, { indices: parts.demo, order: 'cycle' });
+      everyQuestion ?? envSpec(seed, 'train', envBudget, { indices: parts.demo, order: 'cycle' });
     const trainSpec =
-      b.demoShare === 1
-        ? envSpec(seed, 'train', envBudget)
-        : envSpec(seed, 'train', envBudget, { indices: parts.rl, order: 'draw' });
+      everyQuestion ?? envSpec(seed, 'train', envBudget, { indices: parts.rl, order: 'draw' });
     const valSpec = envSpec(seed, 'test', envBudget);
     const progress = createConsoleProgress(b.iterations, stream);
     const agentParts = { policy, tokenizer, budget: b, seed, progress };
