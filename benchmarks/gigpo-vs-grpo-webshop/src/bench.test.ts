@@ -59,9 +59,16 @@ describe('the WebShop benchmark', () => {
     expect(again.stderr.match(/kept the result already in/g)).toHaveLength(4);
   }, 0);
 
-  it("trains with the WebShop demo's recipe but the pinned warm start and RL length, validating on fewer goals, five times", () => {
+  it("trains with the WebShop demo's recipe but the pinned warm start and RL length and the generator's default catalogue, validating on fewer goals, five times", () => {
     const { valEpisodes, valEvery, invalidActionPenalty, ...recipe } = FULL_BUDGET;
-    const { name: _name, valEpisodes: demoEpisodes, valEvery: _demoEvery, ...demo } = DEMO_BUDGET;
+    const {
+      name: _name,
+      valEpisodes: demoEpisodes,
+      valEvery: _demoEvery,
+      optionGroups: _groups,
+      optionValues: _values,
+      ...demo
+    } = DEMO_BUDGET;
     const { valEvery: pinnedEvery, ...pinned } = BENCH_RECIPE;
     expect(recipe).toEqual({ ...demo, ...pinned });
     expect(valEvery).toBe(pinnedEvery);

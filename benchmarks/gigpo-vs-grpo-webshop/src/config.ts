@@ -6,7 +6,7 @@
  * kit's (`@agentrl-bench/gigpo-vs-grpo-kit`); the summary carries the WebShop score beside
  * success.
  */
-import { WEBSHOP_METRICS } from '@agentrl/env-webshop';
+import { createCompactPrompt, WEBSHOP_METRICS } from '@agentrl/env-webshop';
 import {
   createTinyAgent,
   FULL_BUDGET as DEMO_BUDGET,
@@ -19,13 +19,15 @@ import { type Benchmark, benchBudgets, resolveBench } from '@agentrl-bench/gigpo
 
 /**
  * The recipe this benchmark's five seeds run with: the demo's as it was when the run started
- * (warm start on 400 expert goals for 480 steps, 64 iterations, validated every 16). The demo
- * has since moved to a longer warm start and 40 iterations; keeping these four fields here keeps
+ * (1,000 products, warm start on 400 expert goals for 480 steps, 64 iterations, validated every
+ * 16). The demo has since moved to a longer warm start, 40 iterations and a smaller catalogue
+ * with more goals per product; keeping these fields here keeps
  * every seed of the committed results on one recipe and lets an interrupted run resume (the
  * driver keeps a job only when its budget is unchanged). Every other field still comes from
  * the demo.
  */
 export const BENCH_RECIPE = {
+  catalogue: 1000,
   demoEpisodes: 400,
   sftSteps: 480,
   iterations: 64,
@@ -33,11 +35,23 @@ export const BENCH_RECIPE = {
 } as const;
 
 /**
+ * The demo's budget without its catalogue's option ranges: the benchmark's seeds ran on the
+ * generator's default catalogue (about 1.1 goals per product), before the demo widened them.
+ */
+const { optionGroups: _groups, optionValues: _values, ...DEMO_FIELDS } = DEMO_BUDGET;
+
+/**
+ * The prompt the benchmark's seeds ran with: the compact prompt with results as `asin title
+ * $price` (the env's default was that layout then; it is `title $price asin` now).
+ */
+const BENCH_PROMPT = createCompactPrompt({ results: 'asin-first' });
+
+/**
  * The budgets: the demo's recipe (catalogue size, decoder, temperatures, turn and token limits)
  * with {@link BENCH_RECIPE}'s warm start and RL length, validated on 96 held-out goals five times;
  * the smoke run on a 60-product catalogue with the demo's smoke sizes (the kit's `benchBudgets`).
  */
-export const BUDGETS = benchBudgets(DEMO_BUDGET, BENCH_RECIPE, { catalogue: 60, maxTurns: 4 });
+export const BUDGETS = benchBudgets(DEMO_FIELDS, BENCH_RECIPE, { catalogue: 60, maxTurns: 4 });
 export const FULL_BUDGET = BUDGETS.full;
 
 /**
@@ -52,9 +66,12 @@ export const WEBSHOP: Benchmark<typeof FULL_BUDGET> = {
   budgets: BUDGETS,
   warmFields: ['catalogue'],
   metrics: WEBSHOP_METRICS.map(({ name, label }) => ({ name, label })),
-  agent: (budget, seed) => createTinyAgent(demoShop(seed, budget.catalogue), budget, seed),
-  trainEnv: (budget, seed) => envSpec(demoShop(seed, budget.catalogue), budget.maxTurns, 'train'),
-  heldOutEnv: (budget, seed) => envSpec(demoShop(seed, budget.catalogue), budget.maxTurns, 'test'),
+  agent: (budget, seed) =>
+    createTinyAgent(demoShop(seed, budget.catalogue), budget, seed, BENCH_PROMPT),
+  trainEnv: (budget, seed) =>
+    envSpec(demoShop(seed, budget.catalogue), budget.maxTurns, 'train', BENCH_PROMPT),
+  heldOutEnv: (budget, seed) =>
+    envSpec(demoShop(seed, budget.catalogue), budget.maxTurns, 'test', BENCH_PROMPT),
   expert: expertPolicy,
   formatResponse: expertResponse,
 };

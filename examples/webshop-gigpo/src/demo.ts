@@ -32,6 +32,10 @@ import { createTinyAgent, demoShop, envSpec, expertPolicy, heldOutGoals } from '
 export interface DemoBudget extends DemoBudgetBase {
   /** Products in the generated catalogue. */
   readonly catalogue: number;
+  /** Fewest and most option groups per product (the generator's default `[0, 2]` when unset). */
+  readonly optionGroups?: readonly [min: number, max: number];
+  /** Fewest and most values per option group (the generator's default `[1, 3]` when unset). */
+  readonly optionValues?: readonly [min: number, max: number];
   /** Most tokens per response (a search with its words is the longest action). */
   readonly maxNewTokens: number;
 }
@@ -49,7 +53,9 @@ export interface DemoBudget extends DemoBudgetBase {
 export const FULL_BUDGET: DemoBudget = {
   ...CPU_RECIPE,
   name: 'full',
-  catalogue: 1000,
+  catalogue: 500,
+  optionGroups: [1, 2],
+  optionValues: [2, 4],
   demoEpisodes: 1200,
   sftSteps: 960,
   iterations: 40,
@@ -84,7 +90,7 @@ const SCORE = 'WebShop score';
 /** Runs the whole demo. */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const { budget: b, seed, stream, say, clock } = await startRun(options, FULL_BUDGET);
-  const shop = demoShop(seed, b.catalogue);
+  const shop = demoShop(seed, b.catalogue, b);
   const held = heldOutGoals(shop);
   const { tokenizer, model, policy } = await createTinyAgent(shop, b, seed);
   return withWorkers(model, options.workers, async (workers) => {
@@ -100,7 +106,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         budget: b,
         env: {
           id: 'webshop/text-v1',
-          catalogue: { kind: 'synthetic', size: b.catalogue, seed },
+          catalogue: {
+            kind: 'synthetic',
+            size: b.catalogue,
+            seed,
+            ...(b.optionGroups ? { optionGroups: b.optionGroups } : {}),
+            ...(b.optionValues ? { optionValues: b.optionValues } : {}),
+          },
           maxSteps: b.maxTurns,
           workerSeed: 0,
           heldOut: 'test split, episode g plays goal g',

@@ -17,7 +17,12 @@ describe("the runner's webshop-cpu preset", () => {
     const c = parseRunConfig(preset);
     const b = FULL_BUDGET;
     expect(c.env.options).toMatchObject({
-      catalogue: { kind: 'synthetic', size: b.catalogue },
+      catalogue: {
+        kind: 'synthetic',
+        size: b.catalogue,
+        optionGroups: b.optionGroups,
+        optionValues: b.optionValues,
+      },
       maxSteps: b.maxTurns,
     });
     expect(c.model.options).toMatchObject({

@@ -4,11 +4,12 @@
  * specs, the vocabulary corpus, the tiny decoder with its trainable policy, and the env
  * package's expert as the demonstration policy.
  */
-import type { HistoryEntry, Observation } from '@agentrl/core';
+import type { HistoryEntry, Observation, PromptTemplate } from '@agentrl/core';
 import {
   createWebshopEnv,
   expert,
   Shop,
+  type SyntheticCatalogueOptions,
   splitRange,
   WEBSHOP_METRICS,
   webshopParser,
@@ -27,17 +28,29 @@ import { compactPrompt, expertResponse } from './compact-prompt.ts';
 /** Model and optimiser settings of a run (the kit's). */
 export type { ModelBudget } from '@agentrl/example-demo-kit';
 
-/** Products in a run's generated catalogue (about 1,130 goals, 500 of them held out). */
-export const CATALOGUE_SIZE = 1000;
+/**
+ * Products in a run's generated catalogue by default (`demoShop`'s; the demo's budget says its
+ * own).
+ */
+export const CATALOGUE_SIZE = 500;
+
+/** How a run's catalogue is generated beside its size: the generator's option ranges. */
+export type CatalogueShape = Pick<SyntheticCatalogueOptions, 'optionGroups' | 'optionValues'>;
 
 const shops = new Map<string, Shop>();
 
-/** The run's shop: the synthetic catalogue of `seed` with `size` products, built once per process. */
-export function demoShop(seed: number, size = CATALOGUE_SIZE): Shop {
-  const key = `${seed}:${size}`;
+/**
+ * The run's shop: the synthetic catalogue of `seed` with `size` products and the option ranges of
+ * `shape` (the generator's defaults where unset), built once per process.
+ */
+export function demoShop(seed: number, size = CATALOGUE_SIZE, shape: CatalogueShape = {}): Shop {
+  const { optionGroups, optionValues } = shape;
+  const key = JSON.stringify([seed, size, optionGroups, optionValues]);
   let shop = shops.get(key);
   if (!shop) {
-    shop = Shop.create({ catalogue: { kind: 'synthetic', size, seed } });
+    shop = Shop.create({
+      catalogue: { kind: 'synthetic', size, seed, optionGroups, optionValues },
+    });
     shops.set(key, shop);
   }
   return shop;
@@ -51,14 +64,19 @@ export function heldOutGoals(shop: Shop): number {
 /**
  * The env spec of the demo. Every slot plays worker seed 0, so the train split (goals drawn by
  * the reset seed) and the test split never share a goal; held-out episode g plays test goal g
- * (distinct goals up to the split's size).
+ * (distinct goals up to the split's size). The prompt is the env's compact prompt unless given.
  */
-export function envSpec(shop: Shop, maxSteps: number, split: 'train' | 'test'): EnvSpec {
+export function envSpec(
+  shop: Shop,
+  maxSteps: number,
+  split: 'train' | 'test',
+  prompt: PromptTemplate = compactPrompt,
+): EnvSpec {
   const held = split === 'test' ? heldOutGoals(shop) : 0;
   return {
     create: () => createWebshopEnv({ shop, split, maxSteps, seed: 0 }),
     parser: webshopParser,
-    prompt: compactPrompt,
+    prompt,
     metrics: WEBSHOP_METRICS,
     ...(split === 'test' ? { task: (group: number) => group % held } : {}),
   };
@@ -71,9 +89,14 @@ export function expertPolicy(): Expert {
 
 /**
  * The vocabulary's corpus: the expert's prompts and responses on every goal of the catalogue
- * (held-out ones too: the vocabulary is not training) and every product's title and ASIN.
+ * (held-out ones too: the vocabulary is not training) and every product's title and ASIN, in
+ * the words of `prompt` (the env's compact prompt unless given).
  */
-export async function vocabularyCorpus(shop: Shop, maxSteps: number): Promise<string[]> {
+export async function vocabularyCorpus(
+  shop: Shop,
+  maxSteps: number,
+  prompt: PromptTemplate = compactPrompt,
+): Promise<string[]> {
   const corpus = ['task : prev : now : none search results item options details | $ to'];
   for (const p of shop.products) corpus.push(p.asin, p.Title);
   const env = createWebshopEnv({ shop, split: 'all', maxSteps, seed: 0 });
@@ -92,7 +115,7 @@ export async function vocabularyCorpus(shop: Shop, maxSteps: number): Promise<st
         info,
       };
       const action = expert(context);
-      corpus.push(compactPrompt(context), expertResponse(action));
+      corpus.push(prompt(context), expertResponse(action));
       const step = await env.step(action);
       history.push({ observation: current, action });
       current = step.observation;
@@ -127,15 +150,17 @@ export interface TinyAgent {
 /**
  * The word-level tokenizer of the shop, a fresh seeded Qwen2-architecture decoder (tied head,
  * SwiGLU 3×) and its trainable policy: AdamW, PPO clip 0.2, dual clip 3, no entropy bonus (the
- * ALFWorld demo's recipe).
+ * ALFWorld demo's recipe). The vocabulary is read from `prompt`'s pages (the env's compact prompt
+ * unless given).
  */
 export async function createTinyAgent(
   shop: Shop,
   budget: ModelBudget,
   seed: number,
+  prompt: PromptTemplate = compactPrompt,
 ): Promise<TinyAgent> {
   const tokenizer = WordTokenizer.fromCorpus(
-    await vocabularyCorpus(shop, budget.maxTurns),
+    await vocabularyCorpus(shop, budget.maxTurns, prompt),
     SHOP_WORDS,
   );
   const { model, policy } = await createTinyPolicy(tokenizer, budget, seed, 512);

@@ -1,14 +1,16 @@
 /**
  * A short prompt for tiny models (the `compact` prompt of `webshop/text-v1`): the instruction, the
  * previous action and the current page in a few words, about 60 words a step. The results page
- * shows its first five entries as `asin title $price`; an item page its title, price, option
+ * shows its first five entries as `title $price asin` (the ASIN after the words that describe it,
+ * so a causal model has read them when it reaches the ASIN; `asin title $price` is the other
+ * layout, see {@link CompactResultsLayout}); an item page its title, price, option
  * values and the options clicked since it was opened (the page itself does not show which are
  * selected, and without them the prompt repeats itself after each option click). The paper's
  * template (`webshopPrompt`) lists every clickable ASIN a second time and adds about 120 words of
  * instructions: up to 2,300 tokens of a tiny model's word vocabulary, which a CPU run cannot
  * afford. The env, its parser, its anchors and its rewards are the same whichever prompt is used.
  */
-import type { PromptTemplate } from '@agentrl/core';
+import { InvalidInputError, type PromptTemplate } from '@agentrl/core';
 import { observationParts } from './expert.ts';
 
 /** The page's fixed buttons: none of them is an option value. */
@@ -56,11 +58,21 @@ export function chosenOptions(pastActions: readonly string[]): string[] {
   return chosen;
 }
 
+/**
+ * How a results entry is laid out: `title-first` (`title $price asin`, the default) or
+ * `asin-first` (`asin title $price`, the layout before title-first became the default). A causal
+ * model reads an entry left to right, so with the ASIN last its position has seen the title the
+ * goal is matched against: a tiny decoder's warm start copied the right ASIN more often that way
+ * (`examples/webshop-gigpo` README).
+ */
+export type CompactResultsLayout = 'title-first' | 'asin-first';
+
 /** The current page in a few words, from its anchor text and admissible actions. */
 export function compactPage(
   anchor: string,
   admissible: readonly string[],
   chosen: readonly string[] = [],
+  layout: CompactResultsLayout = 'title-first',
 ): string {
   const parts = observationParts(anchor);
   const buyable = admissible.includes('click[buy now]');
@@ -72,7 +84,10 @@ export function compactPage(
       const asin = (parts[i] as string).toLowerCase();
       if (!/^[a-z0-9]{10}$/.test(asin) || !clickable.has(`click[${asin}]`)) continue;
       const title = shortTitle(parts[i + 1] as string);
-      entries.push(`${asin} ${title} ${shortPrice(parts[i + 2] as string)}`);
+      const price = shortPrice(parts[i + 2] as string);
+      entries.push(
+        layout === 'title-first' ? `${title} ${price} ${asin}` : `${asin} ${title} ${price}`,
+      );
       i += 2;
     }
     return `results ${parts[1].split(' ')[1]} : ${entries.join(' | ')}`;
@@ -91,14 +106,33 @@ export function compactPage(
   return 'details';
 }
 
-/** The `compact` prompt of the WebShop envs (see the module comment). */
-export const webshopCompactPrompt: PromptTemplate = ({ history, current, info }) => {
-  const task = typeof info.task === 'string' ? info.task : '';
-  const last = history.at(-1);
-  const page = compactPage(
-    current.anchor,
-    current.admissibleActions ?? [],
-    chosenOptions(history.map((h) => h.action)),
-  );
-  return [`task : ${task}`, `prev : ${last ? last.action : 'none'}`, `now : ${page}`].join('\n');
-};
+/** Options of {@link createCompactPrompt}. */
+export interface CompactPromptOptions {
+  /** How a results entry is laid out (default `title-first`). */
+  readonly results?: CompactResultsLayout;
+}
+
+/** A compact prompt with the given layout (see the module comment). */
+export function createCompactPrompt(options: CompactPromptOptions = {}): PromptTemplate {
+  const layout = options.results ?? 'title-first';
+  if (layout !== 'title-first' && layout !== 'asin-first') {
+    throw new InvalidInputError(
+      `compact prompt: results must be 'title-first' or 'asin-first', got ${JSON.stringify(layout)}`,
+      { details: { field: 'results', value: layout } },
+    );
+  }
+  return ({ history, current, info }) => {
+    const task = typeof info.task === 'string' ? info.task : '';
+    const last = history.at(-1);
+    const page = compactPage(
+      current.anchor,
+      current.admissibleActions ?? [],
+      chosenOptions(history.map((h) => h.action)),
+      layout,
+    );
+    return [`task : ${task}`, `prev : ${last ? last.action : 'none'}`, `now : ${page}`].join('\n');
+  };
+}
+
+/** The `compact` prompt of the WebShop envs: {@link createCompactPrompt}'s default layout. */
+export const webshopCompactPrompt: PromptTemplate = createCompactPrompt();

@@ -26,8 +26,11 @@ export {
 } from './catalogue.ts';
 export {
   COMPACT_RESULTS_SHOWN,
+  type CompactPromptOptions,
+  type CompactResultsLayout,
   chosenOptions,
   compactPage,
+  createCompactPrompt,
   webshopCompactPrompt,
 } from './compact-prompt.ts';
 export { type ClickTarget, type ConvertedPage, convertPage, decodeEntities } from './convert.ts';

@@ -121,7 +121,8 @@ function freshCpuModel(
  * `mean_norm`, γ 0.95, ω 1, invalid-action penalty 0.1, KL 0.01, lr 1e-6, mini-batches of 64,
  * validation on 128 test-split goals every 5 iterations at temperature 0.4. GPU only, as
  * `alfworld-paper`. `webshop-cpu` is the WebShop demo's default budget on its generated catalogue
- * (1,000 products, no download): a fresh tiny model, 15 steps, a warm start on 1,200 expert
+ * (500 products with one or two option groups of two to four values each, so most held-out goals
+ * ask for a product some training goals ask for too; no download): a fresh tiny model, 15 steps, a warm start on 1,200 expert
  * goals for 960 steps, 40 iterations of 32 groups × 4 with rollouts at temperature 1, GiGPO
  * `mean_std_norm`, 480 held-out goals at temperature 0.4 every 20 iterations
  * (`examples/webshop-gigpo`'s `preset.test.ts` holds the two together). Its vocabulary keeps
@@ -155,7 +156,13 @@ const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
       id: 'webshop/text-v1',
       module: '@agentrl/env-webshop',
       options: {
-        catalogue: { kind: 'synthetic', size: 1000, seed: 0 },
+        catalogue: {
+          kind: 'synthetic',
+          size: 500,
+          seed: 0,
+          optionGroups: [1, 2],
+          optionValues: [2, 4],
+        },
         split: 'train',
         maxSteps: 15,
       },
