@@ -26,13 +26,19 @@ import { type Benchmark, benchBudgets, resolveBench } from '@agentrl-bench/gigpo
  * driver keeps a job only when its budget is unchanged). Every other field still comes from
  * the demo.
  */
-export const BENCH_RECIPE = {
+export const BENCH_RECIPE: {
+  readonly catalogue: number;
+  readonly demoEpisodes: number;
+  readonly sftSteps: number;
+  readonly iterations: number;
+  readonly valEvery: number;
+} = {
   catalogue: 1000,
   demoEpisodes: 400,
   sftSteps: 480,
   iterations: 64,
   valEvery: 16,
-} as const;
+};
 
 /**
  * The demo's budget without its catalogue's option ranges: the benchmark's seeds ran on the
