@@ -139,9 +139,9 @@ export async function startEnvServer(config: EnvServerConfig): Promise<EnvServer
   http.keepAliveTimeout = 5_000;
 
   // Frames up to 4x the answered limit are read and refused with an error frame; larger ones
-  // close the socket: the `ws` package's `maxPayload` check closes it with 1009, RFC 6455's
-  // "message too big" (`CLOSE_CODES.messageTooBig`), so a client cannot make the server buffer
-  // without bound.
+  // close the socket: the `ws` package's `maxPayload` check closes it with 1009, "message too
+  // big" (`CLOSE_CODES.messageTooBig`; https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1), so
+  // a client cannot make the server buffer without bound.
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxMessageBytes * 4,

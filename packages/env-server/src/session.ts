@@ -25,10 +25,11 @@ export interface Channel {
 }
 
 /**
- * The WebSocket close codes a socket of this server ends with. 1000–1011 are defined by RFC 6455
- * (The WebSocket Protocol, "Defined Status Codes"), 1013 is in IANA's WebSocket Close Code Number
- * registry, and RFC 6455 leaves 4000–4999 to applications: `expired` and `factoryError` are this
- * server's own.
+ * The WebSocket close codes a socket of this server ends with. 1000–1011 are defined in
+ * https://www.rfc-editor.org/rfc/rfc6455#section-7.4.1, 1013 is registered in
+ * https://www.iana.org/assignments/websocket/websocket.xhtml, and
+ * https://www.rfc-editor.org/rfc/rfc6455#section-7.4.2 leaves 4000–4999 to applications:
+ * `expired` and `factoryError` are this server's own.
  */
 export const CLOSE_CODES = {
   normal: 1000,
