@@ -72,8 +72,7 @@ export const WEBSHOP: Benchmark<typeof FULL_BUDGET> = {
   budgets: BUDGETS,
   warmFields: ['catalogue'],
   metrics: WEBSHOP_METRICS.map(({ name, label }) => ({ name, label })),
-  agent: (budget, seed) =>
-    createTinyAgent(demoShop(seed, budget.catalogue), budget, seed, BENCH_PROMPT),
+  agent: (budget, seed) => createTinyAgent(demoShop(seed, budget.catalogue), budget, seed),
   trainEnv: (budget, seed) =>
     envSpec(demoShop(seed, budget.catalogue), budget.maxTurns, 'train', BENCH_PROMPT),
   heldOutEnv: (budget, seed) =>

@@ -26,7 +26,15 @@ import {
 import { backendInfo, describeAdapter } from '@agentrl/model-tfjs';
 import { collectDemonstrations, createConsoleProgress, writeRunInfo } from '@agentrl/runner';
 import { expertResponse } from './compact-prompt.ts';
-import { createTinyAgent, demoShop, envSpec, expertPolicy, heldOutGoals } from './setup.ts';
+import {
+  CATALOGUE_SIZE,
+  createTinyAgent,
+  demoCatalogue,
+  demoShop,
+  envSpec,
+  expertPolicy,
+  heldOutGoals,
+} from './setup.ts';
 
 /** Sizes and settings of one demo run: the kit's fields and the shop's. */
 export interface DemoBudget extends DemoBudgetBase {
@@ -56,7 +64,7 @@ export interface DemoBudget extends DemoBudgetBase {
 export const FULL_BUDGET: DemoBudget = {
   ...CPU_RECIPE,
   name: 'full',
-  catalogue: 500,
+  catalogue: CATALOGUE_SIZE,
   optionGroups: [1, 2],
   optionValues: [2, 4],
   demoEpisodes: 1200,
@@ -109,13 +117,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         budget: b,
         env: {
           id: 'webshop/text-v1',
-          catalogue: {
-            kind: 'synthetic',
-            size: b.catalogue,
-            seed,
-            ...(b.optionGroups ? { optionGroups: b.optionGroups } : {}),
-            ...(b.optionValues ? { optionValues: b.optionValues } : {}),
-          },
+          catalogue: demoCatalogue(seed, b.catalogue, b),
           maxSteps: b.maxTurns,
           workerSeed: 0,
           heldOut: 'test split, episode g plays goal g',

@@ -15,6 +15,7 @@ export {
 export {
   CATALOGUE_SIZE,
   createTinyAgent,
+  demoCatalogue,
   demoShop,
   envSpec,
   expertPolicy,

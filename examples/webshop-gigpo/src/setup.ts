@@ -40,17 +40,26 @@ export type CatalogueShape = Pick<SyntheticCatalogueOptions, 'optionGroups' | 'o
 const shops = new Map<string, Shop>();
 
 /**
- * The run's shop: the synthetic catalogue of `seed` with `size` products and the option ranges of
- * `shape` (the generator's defaults where unset), built once per process.
+ * The catalogue of a run as plain data (what `Shop.create` and the run's `run.json` take): the
+ * synthetic catalogue of `seed` with `size` products and the option ranges of `shape` (the
+ * generator's defaults where unset).
  */
-export function demoShop(seed: number, size = CATALOGUE_SIZE, shape: CatalogueShape = {}): Shop {
+export function demoCatalogue(
+  seed: number,
+  size: number,
+  shape: CatalogueShape = {},
+): { kind: 'synthetic' } & SyntheticCatalogueOptions {
   const { optionGroups, optionValues } = shape;
-  const key = JSON.stringify([seed, size, optionGroups, optionValues]);
+  return { kind: 'synthetic', size, seed, optionGroups, optionValues };
+}
+
+/** The run's shop on {@link demoCatalogue}, built once per process. */
+export function demoShop(seed: number, size = CATALOGUE_SIZE, shape: CatalogueShape = {}): Shop {
+  const catalogue = demoCatalogue(seed, size, shape);
+  const key = JSON.stringify(catalogue);
   let shop = shops.get(key);
   if (!shop) {
-    shop = Shop.create({
-      catalogue: { kind: 'synthetic', size, seed, optionGroups, optionValues },
-    });
+    shop = Shop.create({ catalogue });
     shops.set(key, shop);
   }
   return shop;
@@ -89,14 +98,11 @@ export function expertPolicy(): Expert {
 
 /**
  * The vocabulary's corpus: the expert's prompts and responses on every goal of the catalogue
- * (held-out ones too: the vocabulary is not training) and every product's title and ASIN, in
- * the words of `prompt` (the env's compact prompt unless given).
+ * (held-out ones too: the vocabulary is not training) and every product's title and ASIN. A
+ * results layout other than the compact prompt's shows the same words, so the vocabulary holds
+ * for it too.
  */
-export async function vocabularyCorpus(
-  shop: Shop,
-  maxSteps: number,
-  prompt: PromptTemplate = compactPrompt,
-): Promise<string[]> {
+export async function vocabularyCorpus(shop: Shop, maxSteps: number): Promise<string[]> {
   const corpus = ['task : prev : now : none search results item options details | $ to'];
   for (const p of shop.products) corpus.push(p.asin, p.Title);
   const env = createWebshopEnv({ shop, split: 'all', maxSteps, seed: 0 });
@@ -115,7 +121,7 @@ export async function vocabularyCorpus(
         info,
       };
       const action = expert(context);
-      corpus.push(prompt(context), expertResponse(action));
+      corpus.push(compactPrompt(context), expertResponse(action));
       const step = await env.step(action);
       history.push({ observation: current, action });
       current = step.observation;
@@ -150,17 +156,15 @@ export interface TinyAgent {
 /**
  * The word-level tokenizer of the shop, a fresh seeded Qwen2-architecture decoder (tied head,
  * SwiGLU 3×) and its trainable policy: AdamW, PPO clip 0.2, dual clip 3, no entropy bonus (the
- * ALFWorld demo's recipe). The vocabulary is read from `prompt`'s pages (the env's compact prompt
- * unless given).
+ * ALFWorld demo's recipe).
  */
 export async function createTinyAgent(
   shop: Shop,
   budget: ModelBudget,
   seed: number,
-  prompt: PromptTemplate = compactPrompt,
 ): Promise<TinyAgent> {
   const tokenizer = WordTokenizer.fromCorpus(
-    await vocabularyCorpus(shop, budget.maxTurns, prompt),
+    await vocabularyCorpus(shop, budget.maxTurns),
     SHOP_WORDS,
   );
   const { model, policy } = await createTinyPolicy(tokenizer, budget, seed, 512);

@@ -67,12 +67,16 @@ export function chosenOptions(pastActions: readonly string[]): string[] {
  */
 export type CompactResultsLayout = 'title-first' | 'asin-first';
 
+/** The layouts, the default first. */
+const LAYOUTS: readonly CompactResultsLayout[] = ['title-first', 'asin-first'];
+const DEFAULT_LAYOUT = LAYOUTS[0] as CompactResultsLayout;
+
 /** The current page in a few words, from its anchor text and admissible actions. */
 export function compactPage(
   anchor: string,
   admissible: readonly string[],
   chosen: readonly string[] = [],
-  layout: CompactResultsLayout = 'title-first',
+  layout: CompactResultsLayout = DEFAULT_LAYOUT,
 ): string {
   const parts = observationParts(anchor);
   const buyable = admissible.includes('click[buy now]');
@@ -114,10 +118,10 @@ export interface CompactPromptOptions {
 
 /** A compact prompt with the given layout (see the module comment). */
 export function createCompactPrompt(options: CompactPromptOptions = {}): PromptTemplate {
-  const layout = options.results ?? 'title-first';
-  if (layout !== 'title-first' && layout !== 'asin-first') {
+  const layout = options.results ?? DEFAULT_LAYOUT;
+  if (!LAYOUTS.includes(layout)) {
     throw new InvalidInputError(
-      `compact prompt: results must be 'title-first' or 'asin-first', got ${JSON.stringify(layout)}`,
+      `compact prompt: results must be ${LAYOUTS.map((l) => `'${l}'`).join(' or ')}, got ${JSON.stringify(layout)}`,
       { details: { field: 'results', value: layout } },
     );
   }

@@ -27,6 +27,7 @@ import {
 } from './prompts.ts';
 import type { NameNouns } from './reward.ts';
 import { type SessionStepResult, Shop, type ShopOptions, ShopSession } from './shop.ts';
+import { SYNTHETIC_CATALOGUE_DEFAULTS } from './synthetic.ts';
 
 /** Produces the page the agent sees: in process, or through a browser. */
 export interface PageDriver {
@@ -58,20 +59,26 @@ export const CATALOGUE_OPTIONS = {
   kind: { description: "'data' (the WebShop files), 'synthetic' (generated) or 'products'" },
   dataDir: { path: true, description: "kind 'data': the data folder", default: '$WEBSHOP_DATA' },
   humanInstructions: { description: "kind 'data': read the human instruction file too" },
-  size: { description: "kind 'synthetic': number of products", default: 100 },
-  seed: { description: "kind 'synthetic': seed of the generator", default: 0 },
+  size: {
+    description: "kind 'synthetic': number of products",
+    default: SYNTHETIC_CATALOGUE_DEFAULTS.size,
+  },
+  seed: {
+    description: "kind 'synthetic': seed of the generator",
+    default: SYNTHETIC_CATALOGUE_DEFAULTS.seed,
+  },
   instructedFraction: {
     description: "kind 'synthetic': fraction of products with an instruction",
-    default: 0.6,
+    default: SYNTHETIC_CATALOGUE_DEFAULTS.instructedFraction,
   },
   optionGroups: {
     description:
       "kind 'synthetic': [fewest, most] option groups per product (one goal per combination)",
-    default: [0, 2],
+    default: SYNTHETIC_CATALOGUE_DEFAULTS.optionGroups,
   },
   optionValues: {
     description: "kind 'synthetic': [fewest, most] values per option group",
-    default: [1, 3],
+    default: SYNTHETIC_CATALOGUE_DEFAULTS.optionValues,
   },
   products: { description: "kind 'products': the product records" },
 } as const satisfies { readonly [K in KeysOfUnion<CatalogueSource>]: OptionSpec };

@@ -164,6 +164,15 @@ function priceString(rng: Rng): string {
   return `$${cents(a)}`;
 }
 
+/** The generator's defaults (the catalogue options of `webshop/text-v1` declare the same). */
+export const SYNTHETIC_CATALOGUE_DEFAULTS = {
+  size: 100,
+  seed: 0,
+  instructedFraction: 0.6,
+  optionGroups: [0, 2],
+  optionValues: [1, 3],
+} as const satisfies Required<SyntheticCatalogueOptions>;
+
 /** Checks an inclusive integer range option, naming it when it is not one. */
 function rangeOption(
   name: string,
@@ -194,20 +203,21 @@ function rangeOption(
 export function generateSyntheticCatalogue(
   options: SyntheticCatalogueOptions = {},
 ): SyntheticCatalogueFiles {
-  const size = options.size ?? 100;
-  const rng = createRng(options.seed ?? 0);
-  const instructed = options.instructedFraction ?? 0.6;
+  const defaults = SYNTHETIC_CATALOGUE_DEFAULTS;
+  const size = options.size ?? defaults.size;
+  const rng = createRng(options.seed ?? defaults.seed);
+  const instructed = options.instructedFraction ?? defaults.instructedFraction;
   const [fewestGroups, mostGroups] = rangeOption(
     'optionGroups',
     options.optionGroups,
-    [0, 2],
+    defaults.optionGroups,
     0,
     OPTION_KINDS.length,
   );
   const [fewestValues, mostValues] = rangeOption(
     'optionValues',
     options.optionValues,
-    [1, 3],
+    defaults.optionValues,
     1,
     Math.max(...OPTION_KINDS.map(([, values]) => values.length)),
   );
