@@ -1,5 +1,5 @@
 /**
- * @agentrl/algorithms — advantage estimators (GiGPO, GRPO, RLOO), discounted step returns,
+ * @agentrl/algorithms — advantage estimators (GiGPO, GRPO, RLOO; PPO's GAE and step-row layout), discounted step returns,
  * Python's difflib ratio, the dynamic-sampling filter and the loss options. Nothing here needs a
  * tensor library: the tfjs losses are the `@agentrl/algorithms/losses` entry point (`losses.ts`),
  * which alone needs the `@tensorflow/tfjs-core` peer; their float64 plain-array oracles (for tests
@@ -19,6 +19,15 @@ export {
   type EstimatorRegistration,
 } from './estimators.ts';
 export {
+  computeGaeAdvantageReturn,
+  type GaeInputs,
+  type GaeOptions,
+  type GaeResult,
+  gaeAdvantages,
+  maskedWhiten,
+  WHITEN_EPSILON,
+} from './gae.ts';
+export {
   computeGiGPOAdvantages,
   GIGPO_OPTIONS,
   type GiGPOMode,
@@ -32,7 +41,20 @@ export {
   LOSS_AGG_MODES,
   type LossAggMode,
   type PolicyLossOptions,
+  type ValueLossOptions,
 } from './loss-options.ts';
 export { applyInvalidActionPenalty } from './penalty.ts';
+export {
+  computePPOAdvantages,
+  PPO_OPTIONS,
+  type PPOAdvantageInputs,
+  type PPOAdvantages,
+  type PPOOptions,
+  ppoRowScores,
+  type ResolvedPPOOptions,
+  resolvePPOOptions,
+  type StepRowLayout,
+  stepRowLayout,
+} from './ppo.ts';
 export { computeStepReturns, type StepReturns, type StepReturnsOptions } from './returns.ts';
 export { computeRLOOAdvantages, RLOO_OPTIONS, type RLOOOptions, type RLOOResult } from './rloo.ts';

@@ -131,3 +131,28 @@ export function resolveActorLossOptions(options: ActorLossOptions = {}): Resolve
     klLossType: parseKLPenaltyType(options.klLossType ?? 'low_var_kl', 'klLossType'),
   };
 }
+
+/** Options of the clipped value loss (reference `compute_value_loss`). */
+export interface ValueLossOptions {
+  /** Clip range c: predictions are clipped to old value ± c. Reference default 0.5 (`critic.cliprange_value`). */
+  cliprangeValue?: number;
+  /** Aggregation of the per-token loss. Default `'token-mean'` (the reference takes the actor's). */
+  lossAggMode?: LossAggMode;
+}
+
+/** Resolved value-loss options. */
+export interface ResolvedValueLossOptions {
+  cliprangeValue: number;
+  lossAggMode: LossAggMode;
+}
+
+/** Applies the reference's defaults and validates (c ≥ 0). */
+export function resolveValueLossOptions(options: ValueLossOptions = {}): ResolvedValueLossOptions {
+  const c = finiteOption(options.cliprangeValue ?? 0.5, 'cliprangeValue');
+  if (c < 0) {
+    throw new ConfigError(`cliprangeValue must be >= 0; got ${c}`, {
+      details: { field: 'cliprangeValue', value: c },
+    });
+  }
+  return { cliprangeValue: c, lossAggMode: parseLossAggMode(options.lossAggMode ?? 'token-mean') };
+}

@@ -16,7 +16,9 @@ import {
   parseLossAggMode,
   resolveActorLossOptions,
   resolvePolicyLossOptions,
+  resolveValueLossOptions,
   TOKEN_MEAN_EPSILON,
+  type ValueLossOptions,
 } from './loss-options.ts';
 
 /** A `[batch][token]` matrix of numbers. */
@@ -253,6 +255,53 @@ export function actorLossReference(
     result.policyLoss = result.policyLoss + result.klLoss * o.klLossCoef;
   }
   return result;
+}
+
+/** Inputs of the clipped value loss, each `[batch][token]`. */
+export interface ValueLossInputs<M> {
+  /** The current critic's predictions v̂ (differentiated in the tensor version). */
+  vpreds: M;
+  /** G: the GAE returns. */
+  returns: M;
+  /** V: the values the returns were computed with (before this update). */
+  values: M;
+  /** 1 on the positions the loss covers (the PPO trainer passes the critic's shifted mask). */
+  responseMask: M;
+}
+
+/** Result of the clipped value loss. */
+export interface ValueLossResult<T> {
+  /** Aggregated `max((v̂ − G)², (clip(v̂, V − c, V + c) − G)²)`; no ½ factor. */
+  vfLoss: T;
+  /** Masked token-mean of `[(v̂_clip − G)² > (v̂ − G)²]` (strict). */
+  vfClipfrac: T;
+}
+
+/** The clipped value loss in float64 (reference `compute_value_loss`). */
+export function valueLossReference(
+  inputs: ValueLossInputs<Matrix>,
+  options: ValueLossOptions = {},
+): ValueLossResult<number> {
+  const { cliprangeValue: c, lossAggMode } = resolveValueLossOptions(options);
+  const { vpreds, returns, values, responseMask } = inputs;
+  sameShape(vpreds, returns, 'vpreds', 'returns');
+  sameShape(vpreds, values, 'vpreds', 'values');
+  sameShape(vpreds, responseMask, 'vpreds', 'responseMask');
+  const clipped = mapMatrix(vpreds, () => 0);
+  const loss = mapMatrix(vpreds, (v, b, t) => {
+    const old = at(values, b, t);
+    const g = at(returns, b, t);
+    // clip_by_value: max(min(x, hi), lo).
+    const vc = Math.max(Math.min(v, old + c), old - c);
+    const l1 = (v - g) ** 2;
+    const l2 = (vc - g) ** 2;
+    (clipped[b] as number[])[t] = l2 > l1 ? 1 : 0;
+    return Math.max(l1, l2);
+  });
+  return {
+    vfLoss: aggLossReference(loss, responseMask, lossAggMode),
+    vfClipfrac: maskedMeanReference(clipped, responseMask),
+  };
 }
 
 function missing(field: string, coefficient: string): ConfigError {

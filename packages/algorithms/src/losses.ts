@@ -22,13 +22,17 @@ import {
   parseLossAggMode,
   resolveActorLossOptions,
   resolvePolicyLossOptions,
+  resolveValueLossOptions,
   TOKEN_MEAN_EPSILON,
+  type ValueLossOptions,
 } from './loss-options.ts';
 import type {
   ActorLossInputs,
   ActorLossResult,
   PolicyLossInputs,
   PolicyLossResult,
+  ValueLossInputs,
+  ValueLossResult,
 } from './losses-reference.ts';
 
 // The entry point `@agentrl/algorithms/losses` is this file: the types of its signatures come with it.
@@ -41,6 +45,9 @@ export type {
   PolicyLossInputs,
   PolicyLossOptions,
   PolicyLossResult,
+  ValueLossInputs,
+  ValueLossOptions,
+  ValueLossResult,
 };
 
 function asFloat(t: tf.Tensor): tf.Tensor {
@@ -128,6 +135,32 @@ export function policyLoss(
         tf.cast(tf.logicalAnd(tf.greater(lc, l3), isNeg), 'float32'),
         responseMask,
       ),
+    };
+  });
+}
+
+/**
+ * The critic's clipped value loss (reference `compute_value_loss`, after the PPO2 value clip):
+ * `max((v̂ − G)², (clip(v̂, V − c, V + c) − G)²)` per token, aggregated, no ½ factor; clipfrac
+ * counts the tokens where the clipped error is strictly larger. Differentiable in `vpreds`.
+ */
+export function valueLoss(
+  inputs: ValueLossInputs<tf.Tensor>,
+  options: ValueLossOptions = {},
+): ValueLossResult<tf.Scalar> {
+  const { cliprangeValue: c, lossAggMode } = resolveValueLossOptions(options);
+  const { vpreds, returns, values, responseMask } = inputs;
+  checkSameShape(vpreds, returns, 'vpreds', 'returns');
+  checkSameShape(vpreds, values, 'vpreds', 'values');
+  checkSameShape(vpreds, responseMask, 'vpreds', 'responseMask');
+  return tf.tidy(() => {
+    // clip_by_value(x, lo, hi) = max(min(x, hi), lo), with per-token bounds.
+    const clipped = tf.maximum(tf.minimum(vpreds, tf.add(values, c)), tf.sub(values, c));
+    const l1 = tf.square(tf.sub(vpreds, returns));
+    const l2 = tf.square(tf.sub(clipped, returns));
+    return {
+      vfLoss: aggLoss(tf.maximum(l1, l2), responseMask, lossAggMode),
+      vfClipfrac: maskedMean(tf.cast(tf.greater(l2, l1), 'float32'), responseMask),
     };
   });
 }

@@ -35,6 +35,12 @@ export function createEstimator(
     );
   }
   checkOptionKeys(options, registration.options, 'algorithm.options');
+  if ('critic' in registration && registration.critic === true) {
+    throw new ConfigError(
+      `algorithm.name "${name}" needs a critic, which this trainer does not train yet; use one of ${ESTIMATOR_NAMES.filter((n) => !('critic' in ESTIMATORS[n])).join(', ')}`,
+      { details: { field: 'algorithm.name', value: name } },
+    );
+  }
   try {
     registration.estimate(EMPTY, options);
   } catch (error) {
