@@ -1,11 +1,11 @@
 /**
  * What a GiGPO-against-GRPO benchmark is made of: its budgets, its env (the agent, the training
- * and held-out env specs, the expert), the arms and seeds, and how the environment variables
+ * and held-out env specs, the expert, the task types and the paper's numbers), the arms and seeds, and how the environment variables
  * `BENCH_SMOKE`, `BENCH_BUDGET` and `BENCH_SET` pick and change the budget of a process.
  */
-import { ConfigError, type Tokenizer, type TrainablePolicy } from '@agentrl/core';
+import { ConfigError, closestName, type Tokenizer, type TrainablePolicy } from '@agentrl/core';
 import { type DemoBudgetBase, SMOKE_SIZES, sftStopRule } from '@agentrl/example-demo-kit';
-import type { EnvSpec, EstimatorName, Expert } from '@agentrl/runner';
+import type { EnvSpec, Expert } from '@agentrl/runner';
 
 /**
  * The budget fields the jobs read: the demos' (decoder, warm start, RL, validation; the demo kit's
@@ -77,6 +77,25 @@ export interface BenchMetric {
   readonly label: string;
 }
 
+/** One of the env's task types, a column of the results table (ALFWorld's six). */
+export interface BenchTaskType {
+  /** The episode's task type as the env reports it (`info.taskType`), e.g. `pick_and_place_simple`. */
+  readonly name: string;
+  /** The column's name, e.g. `pick` (the paper's). */
+  readonly label: string;
+}
+
+/**
+ * The paper's own numbers for the results table (Table 1 of Feng et al. 2025, arXiv 2505.10978),
+ * printed beside ours: per arm (a key of `ARMS`), per column (a task type's name, a metric's name,
+ * or `success`), in percent or points.
+ */
+export interface PaperReference {
+  /** Where the numbers come from, in one line (model, table, how they were checked). */
+  readonly source: string;
+  readonly rows: Readonly<Record<string, Readonly<Record<string, number>>>>;
+}
+
 /** One benchmark: what differs between the env packages; everything else is the kit's. */
 export interface Benchmark<B extends BenchBudget = BenchBudget> {
   /** The workload in one line (results.json). */
@@ -91,6 +110,15 @@ export interface Benchmark<B extends BenchBudget = BenchBudget> {
   readonly heldOutNoun?: string;
   /** The env's metrics to carry beside success (none: success only). */
   readonly metrics?: readonly BenchMetric[];
+  /**
+   * The task types whose wins the final evaluation counts apart, the table's first columns (none:
+   * success over all episodes only).
+   */
+  readonly taskTypes?: readonly BenchTaskType[];
+  /** What the table calls success over all episodes (default `success`; ALFWorld: `All`). */
+  readonly successLabel?: string;
+  /** The paper's numbers for the same table (none: not printed). */
+  readonly paper?: PaperReference;
   /** The job's tokenizer and fresh seeded model. */
   agent(budget: B, seed: number): Promise<BenchAgent>;
   /** Where demonstrations are collected and the arms train. */
@@ -106,24 +134,115 @@ export interface Benchmark<B extends BenchBudget = BenchBudget> {
   formatResponse(action: string): string;
 }
 
-/** The two arms: same warm start, same budget, only the advantage estimator differs. */
-export const ARMS: Readonly<
-  Record<string, { readonly name: EstimatorName; readonly options: Record<string, unknown> }>
-> = {
-  gigpo: {
-    name: 'gigpo',
-    // Exact anchors: no similarityThreshold.
-    options: {
-      mode: 'mean_std_norm',
-      gamma: 0.95,
-      stepAdvantageWeight: 1,
-    },
+/**
+ * An algorithm entry as a run config writes it (`algorithm.name`, `algorithm.options`): an
+ * estimator of `@agentrl/algorithms`' registry `ESTIMATORS` and its options.
+ */
+export interface AlgorithmEntry {
+  readonly name: string;
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+/** One arm of the comparison: how the results name it (the paper's row) and its algorithm. */
+export interface ArmSpec {
+  /** The row of the paper's Table 1 this arm stands for. */
+  readonly label: string;
+  readonly algorithm: AlgorithmEntry;
+}
+
+/** GiGPO's options in both of its arms but the normalisation: γ 0.95, ω 1, exact anchors. */
+const GIGPO_SHARED = { gamma: 0.95, stepAdvantageWeight: 1 } as const;
+
+/**
+ * The arms, in the order of the paper's Table 1 (Feng et al. 2025, arXiv 2505.10978): same warm
+ * start, same budget, only the algorithm differs. GiGPO's two rows are its two normalisations
+ * (`mode`: `mean_std_norm` divides both levels by the group's std, `mean_norm` does not). The
+ * invalid-action penalty is the budget's, added to every arm's options by the job. `ppo` is PPO
+ * with a critic (verl-agent's PPO options, their defaults); an arm the runner cannot train yet (PPO
+ * until its trainer trains a critic) is refused by name with the runner's reason (`checkArms`).
+ */
+export const ARMS: Readonly<Record<string, ArmSpec>> = {
+  ppo: { label: 'PPO (with critic)', algorithm: { name: 'ppo', options: {} } },
+  rloo: { label: 'RLOO', algorithm: { name: 'rloo', options: {} } },
+  grpo: { label: 'GRPO', algorithm: { name: 'grpo', options: { normalizeByStd: true } } },
+  'gigpo-mean_std_norm': {
+    label: 'GiGPO w/ std',
+    algorithm: { name: 'gigpo', options: { mode: 'mean_std_norm', ...GIGPO_SHARED } },
   },
-  grpo: {
-    name: 'grpo',
-    options: { normalizeByStd: true },
+  'gigpo-mean_norm': {
+    label: 'GiGPO w/o std',
+    algorithm: { name: 'gigpo', options: { mode: 'mean_norm', ...GIGPO_SHARED } },
   },
 };
+
+/**
+ * Why the runner cannot train an arm now (its refusal, e.g. an estimator that is not registered or
+ * one that needs a critic the trainer does not train), or `undefined` when it can.
+ */
+export type ArmRefusal = (arm: string) => string | undefined;
+
+/**
+ * The arms a run has unless `--arms` picks others: every arm of {@link ARMS}, in its order, that
+ * the runner can train at run time (`refusal` says why not). PPO with a critic joins them as soon
+ * as the runner trains it: no list to edit.
+ */
+export function defaultArmsOf(refusal: ArmRefusal): string[] {
+  return Object.keys(ARMS).filter((arm) => refusal(arm) === undefined);
+}
+
+/** The arm the paired table compares every other arm with (the paper's baseline). */
+export const BASELINE_ARM = 'grpo';
+
+/**
+ * The names the two-arm runs gave their files (`seed-N/gigpo.json`, `seed-N/gigpo/`, the `gigpo`
+ * entry of `eval.json`): read as the arm they were, so their run folders still summarize and
+ * resume.
+ */
+export const LEGACY_ARM_NAMES: Readonly<Record<string, string>> = {
+  'gigpo-mean_std_norm': 'gigpo',
+};
+
+/**
+ * `names` checked: each an arm of {@link ARMS} (an unknown one is refused with the closest name)
+ * that the runner can train (one that it cannot is refused with the runner's reason), each once.
+ */
+export function checkArms(names: readonly string[], refusal: ArmRefusal): string[] {
+  if (names.length === 0)
+    throw new ConfigError(`--arms: name at least one arm (${Object.keys(ARMS).join(', ')})`);
+  const seen = new Set<string>();
+  for (const name of names) {
+    const arm = ARMS[name];
+    if (arm === undefined) {
+      const closest = closestName(name, Object.keys(ARMS));
+      throw new ConfigError(
+        `--arms: unknown arm "${name}"${closest === undefined ? '' : `; did you mean "${closest}"?`} (arms: ${Object.keys(ARMS).join(', ')})`,
+        { details: { field: 'arms', value: name } },
+      );
+    }
+    const why = refusal(name);
+    if (why !== undefined)
+      throw new ConfigError(
+        `--arms: arm "${name}" (${arm.label}) cannot be trained yet: ${why}; leave it out, e.g. --arms ${defaultArmsOf(refusal).join(',')}`,
+        { details: { field: 'arms', value: name } },
+      );
+    if (seen.has(name)) throw new ConfigError(`--arms: arm "${name}" is named twice`);
+    seen.add(name);
+  }
+  return [...names];
+}
+
+/**
+ * The algorithm an arm's job trains with on `budget`: the arm's entry with the budget's
+ * invalid-action penalty (recorded beside the arm's result, and compared on resume).
+ */
+export function resolvedAlgorithm(arm: string, budget: BenchBudget): AlgorithmEntry {
+  const spec = ARMS[arm];
+  if (spec === undefined) throw new ConfigError(`arm "${arm}" is unknown`);
+  return {
+    name: spec.algorithm.name,
+    options: { ...spec.algorithm.options, invalidActionPenalty: budget.invalidActionPenalty },
+  };
+}
 
 export const SEEDS: readonly number[] = [0, 1, 2, 3, 4];
 

@@ -10,14 +10,25 @@ import {
   type Benchmark,
   benchBudgets,
   budgetName,
+  checkArms,
   FINAL_EVAL_EPISODES,
   resolveBench,
+  resolvedAlgorithm,
   SEEDS,
   warmRecipe,
   withOverrides,
 } from './config.ts';
-import { alreadyDone, benchJobs, parseDriverArgs, runInOrder } from './driver.ts';
-import { PHASES, parseJobArgs } from './job.ts';
+import {
+  alreadyDone,
+  benchJobs,
+  type Job,
+  parseDriverArgs,
+  runInOrder,
+  runJobs,
+} from './driver.ts';
+import { armRefusal, defaultArms, PHASES, parseJobArgs } from './job.ts';
+
+const DEFAULT_ARMS = defaultArms();
 
 const root = mkdtempSync(join(tmpdir(), 'agentrl-bench-driver-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -107,29 +118,128 @@ describe('the budget of a process', () => {
   });
 });
 
+describe('the arms', () => {
+  it("are the paper's Table 1 rows in its order, each a run-config algorithm entry, and PPO is one more entry", () => {
+    expect(Object.keys(ARMS)).toEqual([
+      'ppo',
+      'rloo',
+      'grpo',
+      'gigpo-mean_std_norm',
+      'gigpo-mean_norm',
+    ]);
+    expect(ARMS['gigpo-mean_norm']?.algorithm).toEqual({
+      name: 'gigpo',
+      options: { mode: 'mean_norm', gamma: 0.95, stepAdvantageWeight: 1 },
+    });
+    expect(ARMS.ppo?.algorithm.name).toBe('ppo');
+    // The default arms are every arm the runner trains now, in the table's order: the four
+    // critic-free ones at least, and PPO once the trainer trains a critic.
+    expect(DEFAULT_ARMS).toEqual(Object.keys(ARMS).filter((a) => armRefusal(a) === undefined));
+    expect(DEFAULT_ARMS).toEqual(
+      expect.arrayContaining(['rloo', 'grpo', 'gigpo-mean_std_norm', 'gigpo-mean_norm']),
+    );
+    expect(resolvedAlgorithm('rloo', budget({ invalidActionPenalty: 0.1 }))).toEqual({
+      name: 'rloo',
+      options: { invalidActionPenalty: 0.1 },
+    });
+  });
+
+  it('are picked with --arms; an unknown one is refused with the closest name, one without a registered estimator saying so', () => {
+    expect(parseDriverArgs(['--arms', 'grpo,gigpo-mean_norm'], 'full').arms).toEqual([
+      'grpo',
+      'gigpo-mean_norm',
+    ]);
+    expect(parseDriverArgs([], 'full').arms).toEqual(DEFAULT_ARMS);
+    expect(() => parseDriverArgs(['--arms', 'grpo,gigpo-mean-norm'], 'full')).toThrow(
+      /--arms: unknown arm "gigpo-mean-norm"; did you mean "gigpo-mean_norm"\? \(arms: ppo, rloo, grpo, gigpo-mean_std_norm, gigpo-mean_norm\)/,
+    );
+    expect(() => parseDriverArgs(['--arms', 'gigpo'], 'full')).toThrow(
+      /unknown arm "gigpo"; did you mean "gigpo-mean_std_norm"/,
+    );
+    expect(() => parseDriverArgs(['--arms', 'grpo,grpo'], 'full')).toThrow(/named twice/);
+    const noPpo = (arm: string) => (arm === 'ppo' ? 'no critic here' : undefined);
+    expect(() => checkArms(['grpo', 'ppo'], noPpo)).toThrow(
+      '--arms: arm "ppo" (PPO (with critic)) cannot be trained yet: no critic here; leave it out, e.g. --arms rloo,grpo,gigpo-mean_std_norm,gigpo-mean_norm',
+    );
+    expect(checkArms(['ppo'], () => undefined)).toEqual(['ppo']);
+    // The runner's own reason, while it refuses PPO.
+    const why = armRefusal('ppo');
+    if (why !== undefined) {
+      expect(why).toMatch(/ppo/);
+      expect(() => parseDriverArgs(['--arms', 'ppo'], 'full')).toThrow(why);
+      expect(() => parseJobArgs(['--seed', '0', '--phase', 'ppo'])).toThrow(
+        /cannot be trained yet/,
+      );
+    }
+  });
+});
+
+/** A job's files as the job writes them, for `resolved`'s budget (what `alreadyDone` reads). */
+function writeJob(
+  resolved: ReturnType<typeof resolveBench<Budget>>,
+  out: string,
+  job: Job,
+  arms: readonly string[],
+): void {
+  const dir = join(out, `seed-${job.seed}`);
+  mkdirSync(join(dir, 'warm'), { recursive: true });
+  if (job.phase === 'warm')
+    writeFileSync(
+      join(dir, 'warm', 'warm.json'),
+      JSON.stringify({ recipe: warmRecipe(resolved.budget, ['catalogue']) }),
+    );
+  else if (job.phase === 'eval')
+    writeFileSync(
+      join(dir, 'eval.json'),
+      JSON.stringify({
+        budget: resolved.budget,
+        episodes: resolved.finalEvalEpisodes,
+        results: Object.fromEntries([
+          ['warm', { wins: 1, episodes: 8 }],
+          ...arms.map((arm) => [
+            arm,
+            { wins: 1, episodes: 8, algorithm: resolvedAlgorithm(arm, resolved.budget) },
+          ]),
+        ]),
+      }),
+    );
+  else
+    writeFileSync(
+      join(dir, `${job.phase}.json`),
+      JSON.stringify({
+        budget: resolved.budget,
+        algorithm: resolvedAlgorithm(job.phase, resolved.budget),
+      }),
+    );
+}
+
 describe('the jobs', () => {
   it('run every phase of every seed once, each after the jobs it waits for', () => {
-    const jobs = benchJobs(SEEDS);
-    expect(jobs).toHaveLength(SEEDS.length * PHASES.length);
+    const jobs = benchJobs(SEEDS, DEFAULT_ARMS);
+    expect(jobs).toHaveLength(SEEDS.length * (DEFAULT_ARMS.length + 2));
+    expect(PHASES).toEqual(['warm', ...Object.keys(ARMS), 'eval']);
     const seen = new Set<string>();
     for (const job of jobs) {
       for (const before of job.after) expect(seen.has(before)).toBe(true);
       seen.add(`${job.seed}/${job.phase}`);
     }
     const evalJob = jobs.find((j) => j.seed === 3 && j.phase === 'eval');
-    expect(evalJob?.after).toEqual(Object.keys(ARMS).map((arm) => `3/${arm}`));
+    expect(evalJob?.after).toEqual(DEFAULT_ARMS.map((arm) => `3/${arm}`));
+    // Every arm of a seed starts from that seed's one warm start.
+    for (const arm of DEFAULT_ARMS)
+      expect(jobs.find((j) => j.seed === 3 && j.phase === arm)?.after).toEqual(['3/warm']);
   });
 
   it('finish seed by seed with two workers: a seed is evaluated before the seed after next starts', async () => {
     const started: string[] = [];
     const done = new Set<string>();
-    await runInOrder(benchJobs([0, 1, 2, 3]), 2, async (job) => {
+    await runInOrder(benchJobs([0, 1, 2, 3], DEFAULT_ARMS), 2, async (job) => {
       for (const before of job.after) expect(done.has(before)).toBe(true);
       started.push(`${job.seed}/${job.phase}`);
       await Promise.resolve();
       done.add(`${job.seed}/${job.phase}`);
     });
-    expect(started).toHaveLength(4 * PHASES.length);
+    expect(started).toHaveLength(4 * (DEFAULT_ARMS.length + 2));
     expect(started.slice(0, 2)).toEqual(['0/warm', '1/warm']);
     for (const seed of [0, 1])
       expect(started.indexOf(`${seed}/eval`)).toBeLessThan(started.indexOf(`${seed + 2}/warm`));
@@ -137,41 +247,105 @@ describe('the jobs', () => {
 
   it('stop at the first job that fails', async () => {
     const started: string[] = [];
-    const run = runInOrder(benchJobs([0, 1]), 2, async (job) => {
+    const run = runInOrder(benchJobs([0, 1], DEFAULT_ARMS), 2, async (job) => {
       started.push(`${job.seed}/${job.phase}`);
-      if (job.seed === 0 && job.phase === 'gigpo') throw new Error('gigpo failed');
+      if (job.seed === 0 && job.phase === 'rloo') throw new Error('rloo failed');
     });
-    await expect(run).rejects.toThrow('gigpo failed');
+    await expect(run).rejects.toThrow('rloo failed');
     expect(started).not.toContain('0/eval');
   });
 
-  it('keep a result written for the same budget and redo one written for another', () => {
+  it('keep a result written for the same budget and algorithm and redo one written for another', () => {
     const out = join(root, 'resume');
     const resolved = resolveBench(bench, {});
-    const dir = join(out, 'seed-0');
-    mkdirSync(join(dir, 'warm'), { recursive: true });
+    const arms = ['grpo', 'gigpo-mean_norm'];
     const warm = { seed: 0, phase: 'warm', after: [] };
-    const gigpo = { seed: 0, phase: 'gigpo', after: ['0/warm'] };
-    const evalJob = { seed: 0, phase: 'eval', after: ['0/gigpo', '0/grpo'] };
-    expect(alreadyDone(resolved, out, warm)).toBe(false);
-    writeFileSync(
-      join(dir, 'warm', 'warm.json'),
-      JSON.stringify({ recipe: warmRecipe(resolved.budget, ['catalogue']) }),
-    );
-    writeFileSync(join(dir, 'gigpo.json'), JSON.stringify({ budget: resolved.budget }));
-    writeFileSync(
-      join(dir, 'eval.json'),
-      JSON.stringify({ budget: resolved.budget, episodes: resolved.finalEvalEpisodes }),
-    );
-    expect(alreadyDone(resolved, out, warm)).toBe(true);
-    expect(alreadyDone(resolved, out, gigpo)).toBe(true);
-    expect(alreadyDone(resolved, out, evalJob)).toBe(true);
+    const gigpo = { seed: 0, phase: 'gigpo-mean_norm', after: ['0/warm'] };
+    const evalJob = { seed: 0, phase: 'eval', after: ['0/grpo', '0/gigpo-mean_norm'] };
+    expect(alreadyDone(resolved, out, warm, arms)).toBe(false);
+    for (const job of [warm, gigpo, evalJob]) writeJob(resolved, out, job, arms);
+    expect(alreadyDone(resolved, out, warm, arms)).toBe(true);
+    expect(alreadyDone(resolved, out, gigpo, arms)).toBe(true);
+    expect(alreadyDone(resolved, out, evalJob, arms)).toBe(true);
+    // An evaluation that did not score an arm the run has now is redone; one that scored more is kept.
+    expect(alreadyDone(resolved, out, evalJob, [...arms, 'rloo'])).toBe(false);
+    expect(alreadyDone(resolved, out, evalJob, ['grpo'])).toBe(true);
     // Another RL recipe keeps the warm start (same warm-start fields) and redoes the arms.
     const other = resolveBench(bench, { BENCH_SET: 'temperature=1' });
-    expect(alreadyDone(other, out, warm)).toBe(true);
-    expect(alreadyDone(other, out, gigpo)).toBe(false);
+    expect(alreadyDone(other, out, warm, arms)).toBe(true);
+    expect(alreadyDone(other, out, gigpo, arms)).toBe(false);
+    expect(alreadyDone(other, out, evalJob, arms)).toBe(false);
+    // Another invalid-action penalty is another algorithm: the arm is redone.
+    const penalty = resolveBench(bench, { BENCH_SET: 'invalidActionPenalty=0.1' });
+    writeFileSync(
+      join(out, 'seed-0', 'gigpo-mean_norm.json'),
+      JSON.stringify({
+        budget: penalty.budget,
+        algorithm: resolvedAlgorithm('gigpo-mean_norm', resolved.budget),
+      }),
+    );
+    expect(alreadyDone(penalty, out, gigpo, arms)).toBe(false);
     // Another catalogue changes the warm start too.
-    expect(alreadyDone(resolveBench(bench, { BENCH_SET: 'catalogue=60' }), out, warm)).toBe(false);
+    expect(alreadyDone(resolveBench(bench, { BENCH_SET: 'catalogue=60' }), out, warm, arms)).toBe(
+      false,
+    );
+  });
+
+  it("count a two-arm run's gigpo files as the gigpo-mean_std_norm arm", () => {
+    const out = join(root, 'two-arm');
+    const resolved = resolveBench(bench, {});
+    const dir = join(out, 'seed-0');
+    mkdirSync(dir, { recursive: true });
+    const { name, options } = ARMS['gigpo-mean_std_norm']?.algorithm ?? { name: '', options: {} };
+    writeFileSync(
+      join(dir, 'gigpo.json'),
+      JSON.stringify({ budget: resolved.budget, estimator: { name, options } }),
+    );
+    writeFileSync(
+      join(dir, 'grpo.json'),
+      JSON.stringify({
+        budget: resolved.budget,
+        estimator: { name: 'grpo', options: { normalizeByStd: true } },
+      }),
+    );
+    const arms = ['gigpo-mean_std_norm', 'grpo'];
+    for (const arm of arms)
+      expect(alreadyDone(resolved, out, { seed: 0, phase: arm, after: [] }, arms)).toBe(true);
+    expect(alreadyDone(resolved, out, { seed: 0, phase: 'gigpo-mean_norm', after: [] }, arms)).toBe(
+      false,
+    );
+  });
+
+  it('resume: a rerun keeps every finished job, and a run cut short reruns only what it had not finished', async () => {
+    const out = join(root, 'resume-run');
+    const resolved = resolveBench(bench, {});
+    const args = parseDriverArgs(['--seeds', '0,1', '--out', out], 'full');
+    const all = benchJobs([0, 1], DEFAULT_ARMS).map((j) => `${j.seed}/${j.phase}`);
+    // The first run stops at seed 1's gigpo-mean_std_norm arm.
+    const first: string[] = [];
+    await expect(
+      runJobs(resolved, args, async (job) => {
+        if (job.seed === 1 && job.phase === 'gigpo-mean_std_norm') throw new Error('killed');
+        first.push(`${job.seed}/${job.phase}`);
+        writeJob(resolved, out, job, args.arms);
+      }),
+    ).rejects.toThrow('killed');
+    expect(first).toContain('0/eval');
+    expect(first).not.toContain('1/eval');
+    const second = await runJobs(resolved, args, async (job) =>
+      writeJob(resolved, out, job, args.arms),
+    );
+    const ran = second.ran.map((j) => `${j.seed}/${j.phase}`);
+    expect(ran).toContain('1/gigpo-mean_std_norm');
+    expect(ran).toContain('1/eval');
+    for (const done of first) expect(ran).not.toContain(done);
+    expect([...first, ...ran].sort()).toEqual([...all].sort());
+    // Once all are done, nothing runs.
+    const third = await runJobs(resolved, args, async () => {
+      throw new Error('nothing should run');
+    });
+    expect(third.ran).toEqual([]);
+    expect(third.kept).toHaveLength(all.length);
   });
 
   it('keep results recorded before the stopping-rule fields existed while the rule is off, and redo them once it is on', () => {
@@ -189,15 +363,18 @@ describe('the jobs', () => {
     writeFileSync(join(dir, 'warm', 'warm.json'), JSON.stringify({ recipe: olderRecipe }));
     // Fields in another order, as an older budget object wrote them.
     const reordered = Object.fromEntries(Object.entries(older).reverse());
-    writeFileSync(join(dir, 'gigpo.json'), JSON.stringify({ budget: reordered }));
+    writeFileSync(
+      join(dir, 'grpo.json'),
+      JSON.stringify({ budget: reordered, algorithm: resolvedAlgorithm('grpo', resolved.budget) }),
+    );
     const warm = { seed: 0, phase: 'warm', after: [] };
-    const gigpo = { seed: 0, phase: 'gigpo', after: ['0/warm'] };
-    expect(alreadyDone(resolved, out, warm)).toBe(true);
-    expect(alreadyDone(resolved, out, gigpo)).toBe(true);
+    const grpo = { seed: 0, phase: 'grpo', after: ['0/warm'] };
+    expect(alreadyDone(resolved, out, warm, ['grpo'])).toBe(true);
+    expect(alreadyDone(resolved, out, grpo, ['grpo'])).toBe(true);
     const withRule = resolveBench(bench, { BENCH_SET: 'sftStopLoss=0.25' });
     expect(warmRecipe(withRule.budget)).toMatchObject({ sftStopLoss: 0.25, sftStopWindow: 50 });
-    expect(alreadyDone(withRule, out, warm)).toBe(false);
-    expect(alreadyDone(withRule, out, gigpo)).toBe(false);
+    expect(alreadyDone(withRule, out, warm, ['grpo'])).toBe(false);
+    expect(alreadyDone(withRule, out, grpo, ['grpo'])).toBe(false);
   });
 
   it('are named on the command line, and a wrong seed, phase or flag is refused with the fix', () => {
@@ -205,12 +382,17 @@ describe('the jobs', () => {
       seed: 3,
       phase: 'grpo',
       out: '/tmp/x',
+      arms: DEFAULT_ARMS,
     });
+    expect(parseJobArgs(['--seed', '3', '--phase', 'eval', '--arms', 'rloo,grpo']).arms).toEqual([
+      'rloo',
+      'grpo',
+    ]);
     expect(() => parseJobArgs(['--seed', 'x', '--phase', 'warm'])).toThrow(
       /--seed x: give an integer/,
     );
-    expect(() => parseJobArgs(['--seed', '0', '--phase', 'rloo'])).toThrow(
-      /--phase rloo: use one of warm, gigpo, grpo, eval/,
+    expect(() => parseJobArgs(['--seed', '0', '--phase', 'gigpo'])).toThrow(
+      /--phase gigpo: use one of warm, ppo, rloo, grpo, gigpo-mean_std_norm, gigpo-mean_norm, eval/,
     );
     expect(parseDriverArgs(['--seeds', '0,2', '--parallel', '1'], 'full')).toMatchObject({
       seeds: [0, 2],

@@ -1,26 +1,40 @@
 /**
  * The driver of a benchmark (`pnpm --filter <benchmark> bench`): per seed a warm start, then one
- * job per arm from it, then the final evaluation of all three, each job a separate process
- * (the benchmark's `run.ts`) and `--parallel` of them at a time (default 2, one per core); then
- * `results.json` and `results.md` from the per-job JSON files, and an overlay report of every
- * run's curves. Flags: --out DIR (default runs/<budget>: full, long with BENCH_BUDGET=long, smoke
- * with BENCH_SMOKE=1), --parallel N, --seeds 0,1,… (default all five), --summary-only.
+ * job per arm from it, then the final evaluation of the warm start and every arm, each job a
+ * separate process (the benchmark's `run.ts`) and `--parallel` of them at a time (default 2, one
+ * per core); then `results.json` and `results.md` from the per-job JSON files, and an overlay
+ * report of every run's curves. Flags: --arms A,B (default: every arm the runner trains, `defaultArms`), --out DIR (default
+ * runs/<budget>: full, long with BENCH_BUDGET=long, smoke with BENCH_SMOKE=1), --parallel N,
+ * --seeds 0,1,… (default all five), --summary-only.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, dropArgsSeparator } from '@agentrl/core';
 import { writeOverlayReport } from '@agentrl/runner';
 import {
+  type AlgorithmEntry,
   ARMS,
   type BenchBudget,
   comparableBudget,
   type ResolvedBench,
+  resolvedAlgorithm,
   SEEDS,
   warmRecipe,
 } from './config.ts';
+import { parseArms } from './job.ts';
+import {
+  armFile,
+  armRunDir,
+  comparableAlgorithm,
+  evalEntry,
+  evalFile,
+  readJsonIfThere,
+  recordedAlgorithm,
+  warmFile,
+} from './paths.ts';
 import { summarize } from './results.ts';
 
 /** Where a benchmark's files are: its job script and the folder its committed results go to. */
@@ -33,6 +47,8 @@ export interface BenchPaths {
 
 /** The flags of the driver. */
 export interface DriverArgs {
+  /** The arms, in the order given (checked: known, registered, each once). */
+  readonly arms: readonly string[];
   readonly out: string;
   readonly parallel: number;
   readonly seeds: readonly number[];
@@ -44,6 +60,7 @@ export function parseDriverArgs(argv: readonly string[], budgetName: string): Dr
   const { values } = parseArgs({
     args: dropArgsSeparator([...argv]),
     options: {
+      arms: { type: 'string' },
       out: { type: 'string' },
       parallel: { type: 'string' },
       seeds: { type: 'string' },
@@ -61,6 +78,7 @@ export function parseDriverArgs(argv: readonly string[], budgetName: string): Dr
       `--seeds ${String(values.seeds)}: give integers separated by commas, e.g. --seeds 0,1,2`,
     );
   return {
+    arms: parseArms(values.arms),
     out: resolve(values.out ?? `runs/${budgetName}`),
     parallel,
     seeds,
@@ -78,12 +96,11 @@ export interface Job {
 const key = (seed: number, phase: string) => `${seed}/${phase}`;
 
 /**
- * Every job of `seeds`, seed by seed: its warm start, its arms, its final evaluation. The driver
+ * Every job of `seeds`, seed by seed: its warm start, its `arms`, its final evaluation. The driver
  * starts the first job whose prerequisites are done, so seeds finish one after another (a run cut
  * short leaves whole seeds) while the other worker starts the next seed's warm start.
  */
-export function benchJobs(seeds: readonly number[]): Job[] {
-  const arms = Object.keys(ARMS);
+export function benchJobs(seeds: readonly number[], arms: readonly string[]): Job[] {
   return seeds.flatMap((seed) => [
     { seed, phase: 'warm', after: [] },
     ...arms.map((phase) => ({ seed, phase, after: [key(seed, 'warm')] })),
@@ -92,33 +109,68 @@ export function benchJobs(seeds: readonly number[]): Job[] {
 }
 
 /**
- * Whether a job's result is already in the output folder for this very budget (a warm start with
- * the same warm-start recipe, an arm with the same budget, an evaluation with the same budget and
- * episodes): such jobs are kept, not rerun, so an interrupted benchmark resumes where it stopped.
+ * Whether a job's result is already in the output folder for this very budget: a warm start with
+ * the same warm-start recipe; an arm with the same budget and algorithm (its options included); an
+ * evaluation with the same budget and episodes that scored every one of `arms` with the algorithm
+ * it has now (and per task type where the benchmark counts them). Such jobs are kept, not rerun,
+ * so an interrupted benchmark resumes where it stopped; the two-arm runs' files count as the arms
+ * they were.
  */
 export function alreadyDone<B extends BenchBudget>(
   bench: ResolvedBench<B>,
   out: string,
   job: Job,
+  arms: readonly string[],
 ): boolean {
-  const file =
-    job.phase === 'warm'
-      ? join(out, `seed-${job.seed}`, 'warm', 'warm.json')
-      : join(out, `seed-${job.seed}`, `${job.phase}.json`);
-  if (!existsSync(file)) return false;
-  const saved = JSON.parse(readFileSync(file, 'utf8')) as {
-    recipe?: unknown;
-    budget?: unknown;
-    episodes?: unknown;
-  };
-  if (job.phase === 'eval' && saved.episodes !== bench.finalEvalEpisodes) return false;
-  const expected =
-    job.phase === 'warm' ? warmRecipe(bench.budget, bench.bench.warmFields) : bench.budget;
-  const recorded = job.phase === 'warm' ? saved.recipe : saved.budget;
-  return comparableBudget(recorded) === comparableBudget(expected);
+  if (job.phase === 'warm') {
+    const saved = readJsonIfThere<{ recipe?: unknown }>(warmFile(out, job.seed));
+    return (
+      saved !== undefined &&
+      comparableBudget(saved.recipe) ===
+        comparableBudget(warmRecipe(bench.budget, bench.bench.warmFields))
+    );
+  }
+  if (job.phase === 'eval') {
+    const saved = readJsonIfThere<{
+      budget?: unknown;
+      episodes?: unknown;
+      results?: Record<string, { algorithm?: unknown; taskTypes?: unknown }>;
+    }>(evalFile(out, job.seed));
+    if (saved === undefined || saved.episodes !== bench.finalEvalEpisodes) return false;
+    if (comparableBudget(saved.budget) !== comparableBudget(bench.budget)) return false;
+    const results = saved.results ?? {};
+    const scored = (name: string) => {
+      const r = evalEntry(results, name);
+      if (r === undefined) return false;
+      if (bench.bench.taskTypes !== undefined && r.taskTypes === undefined) return false;
+      if (name === 'warm') return true;
+      // The two-arm runs' evaluations recorded no algorithm: their arm files say which it was.
+      const algorithm =
+        r.algorithm ?? recordedAlgorithm(readJsonIfThere(armFile(out, job.seed, name)) ?? {});
+      return (
+        comparableAlgorithm(algorithm as AlgorithmEntry | undefined) ===
+        comparableAlgorithm(resolvedAlgorithm(name, bench.budget))
+      );
+    };
+    return ['warm', ...arms].every(scored);
+  }
+  const saved = readJsonIfThere<Parameters<typeof recordedAlgorithm>[0]>(
+    armFile(out, job.seed, job.phase),
+  );
+  return (
+    saved !== undefined &&
+    comparableBudget(saved.budget) === comparableBudget(bench.budget) &&
+    comparableAlgorithm(recordedAlgorithm(saved)) ===
+      comparableAlgorithm(resolvedAlgorithm(job.phase, bench.budget))
+  );
 }
 
-function spawnJob(jobScript: string, out: string, job: Job): Promise<void> {
+function spawnJob(
+  jobScript: string,
+  out: string,
+  job: Job,
+  arms: readonly string[],
+): Promise<void> {
   return new Promise((done, fail) => {
     const child = spawn(
       process.execPath,
@@ -132,6 +184,8 @@ function spawnJob(jobScript: string, out: string, job: Job): Promise<void> {
         job.phase,
         '--out',
         out,
+        '--arms',
+        arms.join(','),
       ],
       { stdio: ['ignore', 'inherit', 'inherit'] },
     );
@@ -180,24 +234,37 @@ export async function runInOrder(
   await Promise.all(Array.from({ length: parallel }, worker));
 }
 
-/** Runs the jobs not already done, `parallel` at a time, each after the jobs it waits for. */
-async function runJobs<B extends BenchBudget>(
+/**
+ * Runs the jobs of `args` not already done (`alreadyDone`) with `start`, `parallel` at a time,
+ * each after the jobs it waits for; says on stderr which it kept. Returns the jobs kept and run.
+ */
+export async function runJobs<B extends BenchBudget>(
   bench: ResolvedBench<B>,
-  paths: BenchPaths,
   args: DriverArgs,
-): Promise<void> {
+  start: (job: Job) => Promise<void>,
+): Promise<{ kept: Job[]; ran: Job[] }> {
   const started = performance.now();
-  const jobs = benchJobs(args.seeds);
+  const jobs = benchJobs(args.seeds, args.arms);
+  const kept: Job[] = [];
+  const ran: Job[] = [];
+  process.stderr.write(
+    `${jobs.length} jobs: ${args.seeds.length} seeds × (warm start, ${args.arms.join(', ')}, final evaluation), ${args.parallel} at a time, in ${args.out}\n`,
+  );
   await runInOrder(jobs, args.parallel, async (job) => {
-    if (alreadyDone(bench, args.out, job))
+    if (alreadyDone(bench, args.out, job, args.arms)) {
+      kept.push(job);
       process.stderr.write(
         `seed ${job.seed} ${job.phase}: kept the result already in ${args.out}\n`,
       );
-    else await spawnJob(paths.jobScript, args.out, job);
+    } else {
+      await start(job);
+      ran.push(job);
+    }
   });
   process.stderr.write(
-    `all ${jobs.length} jobs done in ${((performance.now() - started) / 60000).toFixed(1)} min\n`,
+    `all ${jobs.length} jobs done in ${((performance.now() - started) / 60000).toFixed(1)} min (${kept.length} kept)\n`,
   );
+  return { kept, ran };
 }
 
 /** The driver: runs the jobs (unless `--summary-only`), then writes the summary and the overlay. */
@@ -209,7 +276,7 @@ export async function runBench<B extends BenchBudget>(
   const args = parseDriverArgs(argv, bench.budgetName);
   if (!args.summaryOnly) {
     await mkdir(args.out, { recursive: true });
-    await runJobs(bench, paths, args);
+    await runJobs(bench, args, (job) => spawnJob(paths.jobScript, args.out, job, args.arms));
   }
   if (!existsSync(args.out))
     throw new ConfigError(
@@ -223,20 +290,20 @@ export async function runBench<B extends BenchBudget>(
     full: paths.packageDir,
   }[bench.budgetName];
   await mkdir(destination, { recursive: true });
-  const { markdown } = await summarize(bench, args.out, destination, args.seeds);
+  const { markdown } = await summarize(bench, args.out, destination, args.seeds, args.arms);
   process.stdout.write(`${markdown}\n`);
   // Every run's curves in one offline page, with each arm's mean ± 1 sd band over the seeds.
   const overlayRuns = args.seeds
     .flatMap((seed) =>
-      Object.keys(ARMS).map((arm) => ({
-        dir: join(args.out, `seed-${seed}`, arm),
+      args.arms.map((arm) => ({
+        dir: armRunDir(args.out, seed, arm),
         arm,
         label: `seed ${seed} ${arm}`,
       })),
     )
     .filter((run) => existsSync(join(run.dir, 'metrics.jsonl')));
   const overlay = await writeOverlayReport(overlayRuns, join(args.out, 'report-compare.html'), {
-    title: `GiGPO vs GRPO on ${bench.bench.subject} (${bench.budgetName} budget)`,
+    title: `${args.arms.map((a) => ARMS[a]?.label ?? a).join(' vs ')} on ${bench.bench.subject} (${bench.budgetName} budget)`,
   });
   process.stdout.write(`overlay report: ${overlay}\n`);
 }

@@ -1,23 +1,33 @@
 /**
  * What the GiGPO-against-GRPO benchmarks share (`benchmarks/gigpo-vs-grpo-*`): a benchmark names
  * its budgets and its env (`Benchmark`); the kit resolves the budget from the environment, runs the
- * jobs (warm start, one job per arm, final evaluation) as processes two at a time, resumes, and
- * writes the paired summary.
+ * jobs (warm start, one job per arm of `ARMS` that `--arms` picks, final evaluation) as processes
+ * two at a time, resumes, and writes the summary laid out as the paper's Table 1.
  */
 export {
+  type AlgorithmEntry,
   ARMS,
+  type ArmRefusal,
+  type ArmSpec,
+  BASELINE_ARM,
   type BenchAgent,
   type BenchBudget,
   type BenchBudgetOf,
   type BenchMetric,
   type Benchmark,
+  type BenchTaskType,
   type BudgetName,
   benchBudgets,
   budgetName,
+  checkArms,
   comparableBudget,
+  defaultArmsOf,
   FINAL_EVAL_EPISODES,
+  LEGACY_ARM_NAMES,
+  type PaperReference,
   type ResolvedBench,
   resolveBench,
+  resolvedAlgorithm,
   SEEDS,
   warmRecipe,
   withOverrides,
@@ -31,16 +41,36 @@ export {
   parseDriverArgs,
   runBench,
   runInOrder,
+  runJobs,
 } from './driver.ts';
 export {
+  armRefusal,
+  defaultArms,
   type JobSpec,
   PHASES,
+  parseArms,
   parseJobArgs,
+  processSeconds,
   runJob,
   runJobCli,
   type ValidationPoint,
 } from './job.ts';
 export { summaryMarkdown } from './markdown.ts';
 export { summarize } from './results.ts';
-export { meanStd, type PairedDifference, pairedDifference } from './stats.ts';
-export { type BenchSummary, readSummary, type SummarySpec } from './summarize.ts';
+export {
+  type MeanInterval,
+  meanStd,
+  type PairedDifference,
+  pairedDifference,
+  tInterval,
+  wilsonInterval,
+} from './stats.ts';
+export {
+  type BenchSummary,
+  type FinalRecord,
+  type JobTime,
+  type PhaseTime,
+  type ResultsTable,
+  readSummary,
+  type SummarySpec,
+} from './summarize.ts';

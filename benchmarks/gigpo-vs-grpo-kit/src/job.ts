@@ -1,20 +1,24 @@
 /**
  * One job of a benchmark, run as its own process by the driver (`runJobCli` in a benchmark's
  * `src/run.ts`):
- *   run.ts --seed N --phase warm --out DIR         warm start (expert demonstrations + SFT), saved to DIR/seed-N/warm
- *   run.ts --seed N --phase gigpo|grpo --out DIR   RL from that warm start, result to DIR/seed-N/<arm>.json
- *   run.ts --seed N --phase eval --out DIR         the warm start and each arm's final policy on the
- *     final evaluation's held-out episodes, to DIR/seed-N/eval.json
+ *   run.ts --seed N --phase warm --out DIR    warm start (expert demonstrations + SFT), saved to DIR/seed-N/warm
+ *   run.ts --seed N --phase ARM --out DIR     RL from that warm start (ARM a key of `ARMS`, e.g. grpo,
+ *     gigpo-mean_norm), result to DIR/seed-N/<ARM>.json, run folder DIR/seed-N/<ARM>/
+ *   run.ts --seed N --phase eval --arms A,B --out DIR   the warm start and each named arm's final
+ *     policy on the final evaluation's held-out episodes (per task type where the benchmark names
+ *     them), to DIR/seed-N/eval.json
+ * Every job records its wall and CPU seconds (the process's, start-up included).
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, dropArgsSeparator } from '@agentrl/core';
+import { ConfigError, dropArgsSeparator, isAgentRLError } from '@agentrl/core';
 import { sftStopRule } from '@agentrl/example-demo-kit';
 import {
   collectDemonstrations,
   createEstimator,
+  type EstimatorName,
   evaluateAgent,
   latestCheckpointDir,
   policyAgent,
@@ -26,28 +30,65 @@ import {
   ARMS,
   type BenchBudget,
   type Benchmark,
+  checkArms,
+  defaultArmsOf,
   type ResolvedBench,
+  resolvedAlgorithm,
   warmRecipe,
 } from './config.ts';
+import { armRunDir, evalFile, seedDir as seedDirOf, warmFile } from './paths.ts';
 
-/** What one job does: the seed, the phase (`warm`, an arm's name or `eval`) and the output folder. */
+/**
+ * What one job does: the seed, the phase (`warm`, an arm's name or `eval`), the output folder, and
+ * the arms the `eval` job scores.
+ */
 export interface JobSpec {
   readonly seed: number;
   readonly phase: string;
   readonly out: string;
+  readonly arms: readonly string[];
 }
 
 /** The phases of a seed, in the order they can run: warm start, the arms, the final evaluation. */
 export const PHASES: readonly string[] = ['warm', ...Object.keys(ARMS), 'eval'];
 
-/** A job's flags: `--seed N --phase P --out DIR`. */
+/** A job's flags: `--seed N --phase P --out DIR [--arms A,B]`. */
 const JOB_FLAGS = {
   seed: { type: 'string' },
   phase: { type: 'string' },
   out: { type: 'string' },
+  arms: { type: 'string' },
 } as const;
 
-/** Parses a job's command line (`--seed N --phase P --out DIR`). */
+/**
+ * Why the runner cannot train `arm` now: `createEstimator`'s refusal of the arm's algorithm entry
+ * (an estimator `ESTIMATORS` does not register, or one needing a critic the trainer does not
+ * train yet), or `undefined` when it can.
+ */
+export function armRefusal(arm: string): string | undefined {
+  const spec = ARMS[arm];
+  if (spec === undefined) return `arm "${arm}" is unknown`;
+  try {
+    createEstimator(spec.algorithm.name as EstimatorName, { ...spec.algorithm.options });
+    return undefined;
+  } catch (error) {
+    if (isAgentRLError(error)) return error.message;
+    throw error;
+  }
+}
+
+/** The arms a run has unless `--arms` picks others: every arm the runner can train now, in `ARMS` order. */
+export function defaultArms(): string[] {
+  return defaultArmsOf(armRefusal);
+}
+
+/** The arms a comma-separated list names, checked (`checkArms`); absent: {@link defaultArms}. */
+export function parseArms(text: string | undefined): string[] {
+  const names = text === undefined ? defaultArms() : text.split(',').map((a) => a.trim());
+  return checkArms(names, armRefusal);
+}
+
+/** Parses a job's command line (`--seed N --phase P --out DIR [--arms A,B]`). */
 export function parseJobArgs(argv: readonly string[]): JobSpec {
   const { values } = parseArgs({ args: dropArgsSeparator([...argv]), options: JOB_FLAGS });
   const seed = Number(values.seed);
@@ -56,7 +97,8 @@ export function parseJobArgs(argv: readonly string[]): JobSpec {
   const phase = values.phase ?? '';
   if (!PHASES.includes(phase))
     throw new ConfigError(`--phase ${phase}: use one of ${PHASES.join(', ')}`);
-  return { seed, phase, out: resolve(values.out ?? 'runs') };
+  if (phase in ARMS) checkArms([phase], armRefusal);
+  return { seed, phase, out: resolve(values.out ?? 'runs'), arms: parseArms(values.arms) };
 }
 
 /** A validation's metrics as the job records them: wins, episodes and the benchmark's metrics. */
@@ -81,6 +123,32 @@ function envMetrics(
   return out;
 }
 
+/** This process's wall seconds since it started and its CPU seconds (user + system, all threads). */
+export function processSeconds(): { wallSeconds: number; cpuSeconds: number } {
+  const cpu = process.cpuUsage();
+  return {
+    wallSeconds: Math.round(process.uptime() * 10) / 10,
+    cpuSeconds: Math.round((cpu.user + cpu.system) / 1e5) / 10,
+  };
+}
+
+/** Wins and episodes per task type of an evaluation's episodes, for the benchmark's task types. */
+function winsByTaskType(
+  bench: Benchmark<BenchBudget>,
+  episodes: readonly { readonly taskType: string; readonly won: boolean }[],
+): Record<string, { wins: number; episodes: number }> | undefined {
+  if (bench.taskTypes === undefined) return undefined;
+  const out: Record<string, { wins: number; episodes: number }> = {};
+  for (const t of bench.taskTypes) out[t.name] = { wins: 0, episodes: 0 };
+  for (const e of episodes) {
+    const cell = out[e.taskType] ?? { wins: 0, episodes: 0 };
+    out[e.taskType] = cell;
+    cell.episodes += 1;
+    if (e.won) cell.wins += 1;
+  }
+  return out;
+}
+
 /** Runs one job of the benchmark; progress lines go to stderr. */
 export async function runJob<B extends BenchBudget>(
   resolved: ResolvedBench<B>,
@@ -88,7 +156,7 @@ export async function runJob<B extends BenchBudget>(
 ): Promise<void> {
   const { bench, budget: b, finalEvalEpisodes } = resolved;
   const { seed, phase, out } = job;
-  const seedDir = join(out, `seed-${seed}`);
+  const seedDir = seedDirOf(out, seed);
   const warmDir = join(seedDir, 'warm');
   const train = bench.trainEnv(b, seed);
   const heldOut = bench.heldOutEnv?.(b, seed);
@@ -132,7 +200,7 @@ export async function runJob<B extends BenchBudget>(
       },
     });
     await policy.save(join(warmDir, 'model'));
-    await writeJsonAtomic(join(warmDir, 'warm.json'), {
+    await writeJsonAtomic(warmFile(out, seed), {
       seed,
       recipe: warmRecipe(b, bench.warmFields),
       parameters: model.numParameters(),
@@ -142,6 +210,7 @@ export async function runJob<B extends BenchBudget>(
       sftLossFirst: losses[0],
       sftLossLast: losses.at(-1),
       seconds: seconds(),
+      ...processSeconds(),
     });
     log('warm start saved');
     return;
@@ -149,16 +218,23 @@ export async function runJob<B extends BenchBudget>(
 
   if (phase === 'eval') {
     // The policy each model ends with, scored on the validation's held-out episodes and more.
-    const models = [{ name: 'warm', dir: join(warmDir, 'model') }];
-    for (const arm of Object.keys(ARMS)) {
-      const checkpoint = await latestCheckpointDir(join(seedDir, arm));
+    const models: { name: string; dir: string; algorithm?: unknown }[] = [
+      { name: 'warm', dir: join(warmDir, 'model') },
+    ];
+    for (const arm of job.arms) {
+      const runDir = armRunDir(out, seed, arm);
+      const checkpoint = await latestCheckpointDir(runDir);
       if (checkpoint === undefined)
         throw new ConfigError(
-          `seed ${seed} ${arm}: no checkpoint in ${join(seedDir, arm)}; run the arm first (--phase ${arm})`,
+          `seed ${seed} ${arm}: no checkpoint in ${runDir}; run the arm first (--phase ${arm})`,
         );
-      models.push({ name: arm, dir: join(checkpoint, 'model') });
+      models.push({
+        name: arm,
+        dir: join(checkpoint, 'model'),
+        algorithm: resolvedAlgorithm(arm, b),
+      });
     }
-    const results: Record<string, Record<string, number | string>> = {};
+    const results: Record<string, Record<string, unknown>> = {};
     for (const m of models) {
       await policy.load(m.dir);
       const prefix = `eval-${m.name}`;
@@ -172,25 +248,29 @@ export async function runJob<B extends BenchBudget>(
         maxTurns: b.maxTurns,
         prefix,
       });
+      const taskTypes = winsByTaskType(bench, evaluation.result.episodes);
       results[m.name] = {
         wins: evaluation.success.wins,
         episodes: evaluation.success.n,
         ...envMetrics(bench, evaluation.metrics, prefix),
+        ...(taskTypes ? { taskTypes } : {}),
+        ...(m.algorithm ? { algorithm: m.algorithm } : {}),
         model: m.dir.slice(seedDir.length + 1),
       };
       log(`${m.name}: ${evaluation.success.wins}/${evaluation.success.n} held-out episodes won`);
     }
-    await writeJsonAtomic(join(seedDir, 'eval.json'), {
+    await writeJsonAtomic(evalFile(out, seed), {
       seed,
       budget: b,
       episodes: finalEvalEpisodes,
       results,
       seconds: seconds(),
+      ...processSeconds(),
     });
     return;
   }
 
-  const arm = ARMS[phase] as (typeof ARMS)[string];
+  const algorithm = resolvedAlgorithm(phase, b);
   await policy.load(join(warmDir, 'model'));
   const runDir = join(seedDir, phase);
   await rm(runDir, { recursive: true, force: true });
@@ -200,10 +280,8 @@ export async function runJob<B extends BenchBudget>(
     tokenizer,
     trainEnv: train,
     ...(heldOut ? { valEnv: heldOut } : {}),
-    estimator: createEstimator(arm.name, {
-      ...arm.options,
-      invalidActionPenalty: b.invalidActionPenalty,
-    }),
+    // `checkArms` has checked that the runner trains the arm's estimator.
+    estimator: createEstimator(algorithm.name as EstimatorName, { ...algorithm.options }),
     runDir,
     seed,
     rollout: {
@@ -259,10 +337,12 @@ export async function runJob<B extends BenchBudget>(
     seed,
     arm: phase,
     budget: b,
-    estimator: arm,
+    label: ARMS[phase]?.label,
+    algorithm,
     validation,
     train: trainCurve,
     seconds: seconds(),
+    ...processSeconds(),
   };
   await writeFile(join(seedDir, `${phase}.json`), `${JSON.stringify(result, null, 2)}\n`);
   log(

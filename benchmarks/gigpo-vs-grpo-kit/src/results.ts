@@ -5,19 +5,20 @@ import type { BenchBudget, ResolvedBench } from './config.ts';
 import { summaryMarkdown } from './markdown.ts';
 import { type BenchSummary, readSummary } from './summarize.ts';
 
-/** Summarizes the runs of `seeds` in `out` into `destination`/results.json and results.md. */
+/** Summarizes the runs of `seeds` and `arms` in `out` into `destination`/results.json and results.md. */
 export async function summarize<B extends BenchBudget>(
   resolved: ResolvedBench<B>,
   out: string,
   destination: string,
   seeds: readonly number[],
+  arms: readonly string[],
 ): Promise<{ summary: BenchSummary; markdown: string }> {
   const spec = {
     ...resolved.bench,
     budget: resolved.budget,
     finalEvalEpisodes: resolved.finalEvalEpisodes,
   };
-  const summary = readSummary(spec, out, seeds);
+  const summary = readSummary(spec, out, seeds, arms);
   await writeFile(join(destination, 'results.json'), `${JSON.stringify(summary, null, 2)}\n`);
   const markdown = summaryMarkdown(summary, spec);
   await writeFile(join(destination, 'results.md'), `${markdown}\n`);

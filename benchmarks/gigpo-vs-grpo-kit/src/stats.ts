@@ -1,4 +1,9 @@
-/** The summary's statistics: mean and sample standard deviation, and paired differences over seeds. */
+/**
+ * The summary's statistics: mean and sample standard deviation, the 95 % t-interval of a mean over
+ * seeds, paired differences over seeds, and the Wilson interval of a success rate (the runner's,
+ * re-exported so the kit has one place for them).
+ */
+export { wilsonInterval } from '@agentrl/runner';
 
 /** Mean and sample standard deviation (n − 1). */
 export function meanStd(xs: readonly number[]): { mean: number; std: number; n: number } {
@@ -11,18 +16,30 @@ export function meanStd(xs: readonly number[]): { mean: number; std: number; n: 
 /** Two-sided 95 % quantiles of Student's t for 1–10 degrees of freedom. */
 const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
 
-/** A paired comparison over seeds: each seed's difference, their mean and its 95 % t-interval. */
-export interface PairedDifference {
-  readonly perSeed: { seed: number; diff: number }[];
+/** A mean over seeds with its 95 % t-interval (NaN bounds with fewer than two values). */
+export interface MeanInterval {
   readonly mean: number;
   readonly low: number;
   readonly high: number;
   readonly n: number;
 }
 
+/** The mean of `xs` and its two-sided 95 % Student t-interval, mean ± t(n − 1) · sd / √n. */
+export function tInterval(xs: readonly number[]): MeanInterval {
+  const { mean, std, n } = meanStd(xs);
+  const t = n >= 2 ? (T95[Math.min(n - 2, T95.length - 1)] as number) : Number.NaN;
+  const half = n >= 2 ? (t * std) / Math.sqrt(n) : Number.NaN;
+  return { mean, low: mean - half, high: mean + half, n };
+}
+
+/** A paired comparison over seeds: each seed's difference, their mean and its 95 % t-interval. */
+export interface PairedDifference extends MeanInterval {
+  readonly perSeed: { seed: number; diff: number }[];
+}
+
 /**
  * Paired comparison of two measurements over seeds: per-seed differences `a − b` (of the seeds
- * both have), their mean and a 95 % t-interval (each seed's two arms share a warm start and the
+ * both have), their mean and a 95 % t-interval (each seed's arms share a warm start and the
  * held-out episodes). Fewer than two seeds: no interval (NaN).
  */
 export function pairedDifference(
@@ -33,8 +50,5 @@ export function pairedDifference(
     .filter((seed) => b.has(seed))
     .sort((x, y) => x - y)
     .map((seed) => ({ seed, diff: (a.get(seed) as number) - (b.get(seed) as number) }));
-  const { mean, std, n } = meanStd(perSeed.map((p) => p.diff));
-  const t = n >= 2 ? (T95[Math.min(n - 2, T95.length - 1)] as number) : Number.NaN;
-  const half = n >= 2 ? (t * std) / Math.sqrt(n) : Number.NaN;
-  return { perSeed, mean, low: mean - half, high: mean + half, n };
+  return { perSeed, ...tInterval(perSeed.map((p) => p.diff)) };
 }

@@ -3,87 +3,213 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type BenchBudget, SEEDS } from './config.ts';
+import { ARMS, type BenchBudget, resolvedAlgorithm, SEEDS } from './config.ts';
 import { summaryMarkdown } from './markdown.ts';
-import { meanStd, pairedDifference } from './stats.ts';
-import { readSummary, type SummarySpec } from './summarize.ts';
+import {
+  type MeanInterval,
+  meanStd,
+  pairedDifference,
+  tInterval,
+  wilsonInterval,
+} from './stats.ts';
+import { type PooledSuccess, readSummary, type SummarySpec } from './summarize.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'agentrl-bench-summary-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const N = 480;
-const budget = { iterations: 16 } as BenchBudget;
-const plain: SummarySpec = { workload: 'test', budget, finalEvalEpisodes: N };
-const scored: SummarySpec = {
-  ...plain,
-  heldOutNoun: 'goals',
-  metrics: [{ name: 'score', label: 'WebShop score' }],
-};
+const budget = { iterations: 16, invalidActionPenalty: 0 } as BenchBudget;
 
+/** One model's final evaluation on one seed. */
 interface Model {
   readonly wins: number;
+  readonly pick?: { wins: number; episodes: number };
   readonly score?: number;
 }
 
 /**
- * Runs of `seeds` as the jobs write them: 96-episode validations at iterations 0 and 16 (scores
- * where given), and a final evaluation of the warm start and both arms on `N` episodes.
+ * One seed's jobs as they write their files: the warm start, each arm's result (validations at
+ * iterations 0 and 16, the job's wall and CPU seconds) and the final evaluation on `episodes`.
  */
-function writeRuns(
+function writeSeed(
   out: string,
-  seeds: readonly number[],
-  final: (seed: number) => Record<'warm' | 'gigpo' | 'grpo', Model>,
+  seed: number,
+  episodes: number,
+  models: Readonly<Record<string, Model>>,
 ): void {
-  for (const seed of seeds) {
-    const dir = join(out, `seed-${seed}`);
-    mkdirSync(join(dir, 'warm'), { recursive: true });
-    writeFileSync(join(dir, 'warm', 'warm.json'), JSON.stringify({ seed }));
-    const models = final(seed);
-    for (const arm of ['gigpo', 'grpo'] as const) {
-      const withScore = (m: Model, wins: number) =>
-        m.score === undefined ? {} : { score: (m.score * wins) / m.wins };
-      const validation = [
-        { iteration: 0, wins: 24, episodes: 96, ...withScore(models.warm, 24) },
-        { iteration: 16, wins: 28 + seed, episodes: 96, ...withScore(models[arm], 28 + seed) },
-      ];
-      writeFileSync(
-        join(dir, `${arm}.json`),
-        JSON.stringify({ seed, arm, validation, train: [], seconds: 1 }),
-      );
-    }
-    const result = (m: Model) => ({
+  const dir = join(out, `seed-${seed}`);
+  mkdirSync(join(dir, 'warm'), { recursive: true });
+  writeFileSync(
+    join(dir, 'warm', 'warm.json'),
+    JSON.stringify({ seed, wallSeconds: 50, cpuSeconds: 60 }),
+  );
+  const results: Record<string, unknown> = {};
+  for (const [name, m] of Object.entries(models)) {
+    results[name] = {
       wins: m.wins,
-      episodes: N,
+      episodes,
+      ...(m.pick ? { taskTypes: { pick_and_place_simple: m.pick } } : {}),
       ...(m.score === undefined ? {} : { score: m.score }),
-    });
+      ...(name === 'warm' ? {} : { algorithm: resolvedAlgorithm(name, budget) }),
+      model: `${name}/model`,
+    };
+    if (name === 'warm') continue;
+    const validation = [
+      { iteration: 0, wins: 24, episodes: 96 },
+      { iteration: 16, wins: 28 + seed, episodes: 96 },
+    ];
     writeFileSync(
-      join(dir, 'eval.json'),
+      join(dir, `${name}.json`),
       JSON.stringify({
         seed,
-        episodes: N,
-        results: {
-          warm: result(models.warm),
-          gigpo: result(models.gigpo),
-          grpo: result(models.grpo),
-        },
+        arm: name,
+        budget,
+        algorithm: resolvedAlgorithm(name, budget),
+        validation,
+        train: [],
+        seconds: 99,
+        wallSeconds: 100 + 10 * seed,
+        cpuSeconds: 190 + 20 * seed,
       }),
     );
   }
+  writeFileSync(
+    join(dir, 'eval.json'),
+    JSON.stringify({ seed, budget, episodes, results, wallSeconds: 30, cpuSeconds: 31 }),
+  );
 }
 
+describe("the results table (the paper's Table 1 over the final evaluation)", () => {
+  // Three seeds of 100 held-out games; 20 of them pick-and-place games.
+  const spec: SummarySpec = {
+    workload: 'test',
+    budget,
+    finalEvalEpisodes: 100,
+    taskTypes: [{ name: 'pick_and_place_simple', label: 'pick' }],
+    successLabel: 'All',
+    metrics: [{ name: 'score', label: 'score' }],
+    paper: { source: 'test numbers', rows: { grpo: { success: 72.8 } } },
+  };
+  const arms = ['rloo', 'grpo', 'gigpo-mean_norm'];
+  const out = join(root, 'table');
+  const wins = { warm: [20, 25, 30], rloo: [28, 41, 45], grpo: [30, 40, 50], gmn: [35, 48, 53] };
+  const pick = { grpo: [6, 8, 10], gmn: [9, 12, 10] };
+  const score = { grpo: [20, 24, 31], gmn: [22, 30, 33] };
+  for (const seed of [0, 1, 2])
+    writeSeed(out, seed, 100, {
+      warm: { wins: wins.warm[seed] as number },
+      rloo: { wins: wins.rloo[seed] as number, pick: { wins: 5, episodes: 20 }, score: 20 },
+      grpo: {
+        wins: wins.grpo[seed] as number,
+        pick: { wins: pick.grpo[seed] as number, episodes: 20 },
+        score: score.grpo[seed] as number,
+      },
+      'gigpo-mean_norm': {
+        wins: wins.gmn[seed] as number,
+        pick: { wins: pick.gmn[seed] as number, episodes: 20 },
+        score: score.gmn[seed] as number,
+      },
+    });
+  const summary = readSummary(spec, out, [0, 1, 2], arms);
+
+  it('holds one record per arm and seed: wins, episodes, per task type, the score, the algorithm and the job time', () => {
+    expect(summary.records.map((r) => `${r.arm}/${r.seed}`)).toEqual(
+      [0, 1, 2].flatMap((seed) => arms.map((arm) => `${arm}/${seed}`)),
+    );
+    expect(summary.records.find((r) => r.arm === 'grpo' && r.seed === 1)).toEqual({
+      arm: 'grpo',
+      seed: 1,
+      wins: 40,
+      episodes: 100,
+      taskTypes: { pick_and_place_simple: { wins: 8, episodes: 20 } },
+      score: 24,
+      algorithm: { name: 'grpo', options: { normalizeByStd: true, invalidActionPenalty: 0 } },
+      wallSeconds: 110,
+      cpuSeconds: 210,
+    });
+  });
+
+  it('pools every seed into each success cell with its Wilson interval (computed by hand)', () => {
+    const cells = summary.table.rows.find((r) => r.arm === 'grpo')?.cells ?? {};
+    const success = cells.success as PooledSuccess;
+    const pickCell = cells.pick_and_place_simple as PooledSuccess;
+    const scoreCell = cells.score as MeanInterval;
+    // 120 of 300: p = 0.4, centre (p + z²/2n) / (1 + z²/n), half-width z √(p(1−p)/n + z²/4n²) / (1 + z²/n).
+    expect(success).toMatchObject({ wins: 120, n: 300, rate: 0.4 });
+    expect(success.low).toBeCloseTo(0.346164, 5);
+    expect(success.high).toBeCloseTo(0.456364, 5);
+    // Pick-and-place: 24 of 60.
+    expect(pickCell.low).toBeCloseTo(0.285693, 5);
+    expect(pickCell.high).toBeCloseTo(0.526342, 5);
+    // The score: mean 25 of 20, 24, 31, sd 5.5678, t(2) = 4.303: 25 ± 13.832.
+    expect(scoreCell.low).toBeCloseTo(11.16779, 4);
+    expect(scoreCell.high).toBeCloseTo(38.83221, 4);
+    expect(summary.table.rows.map((r) => r.label)).toEqual([
+      'warm start (SFT)',
+      'RLOO',
+      'GRPO',
+      'GiGPO w/o std',
+    ]);
+  });
+
+  it('pairs each arm with GRPO by seed, with the t-interval (computed by hand)', () => {
+    const rows = summary.table.vsBaseline?.rows ?? [];
+    expect(summary.table.vsBaseline?.baseline).toBe('grpo');
+    expect(rows.map((r) => r.arm)).toEqual(['rloo', 'gigpo-mean_norm']);
+    const gigpo = rows[1]?.cells;
+    // Differences 0.05, 0.08, 0.03: mean 0.05333, sd 0.025166, t(2) = 4.303: ± 0.062521.
+    expect(gigpo?.success?.perSeed.map((p) => p.diff)).toEqual([
+      0.35 - 0.3,
+      0.48 - 0.4,
+      0.53 - 0.5,
+    ]);
+    expect(gigpo?.success?.mean).toBeCloseTo(0.053333, 6);
+    expect(gigpo?.success?.low).toBeCloseTo(-0.009188, 6);
+    expect(gigpo?.success?.high).toBeCloseTo(0.115854, 6);
+    // Score differences 2, 6, 2: mean 3.333, sd 2.3094: [−2.404, 9.0707].
+    expect(gigpo?.score?.low).toBeCloseTo(-2.404, 3);
+    expect(gigpo?.score?.high).toBeCloseTo(9.070667, 5);
+    // RLOO: −0.02, 0.01, −0.05: sd 0.03, ± 4.303 · 0.03 / √3.
+    expect(rows[0]?.cells.success?.high).toBeCloseTo(-0.02 + (4.303 * 0.03) / Math.sqrt(3), 9);
+  });
+
+  it('writes the table as the paper lays it out, with the paper beside ours, the paired table and the time per arm', () => {
+    const markdown = summaryMarkdown(summary, spec);
+    expect(markdown).toContain('| method | arm | pick | score | All | paper: All |');
+    expect(markdown).toContain(
+      '| GRPO | `grpo` | 40.0 (28.6–52.6) | 25.0 [11.2, 38.8] | 40.0 (34.6–45.6) | 72.8 |',
+    );
+    expect(markdown).toContain('| warm start (SFT) | – | – | – | 25.0 (20.4–30.2) | – |');
+    expect(markdown).toContain(
+      '| GiGPO w/o std | +11.7 [-14.2, 37.5] | +3.3 [-2.4, 9.1] | +5.3 [-0.9, 11.6] |',
+    );
+    expect(markdown).toContain(
+      '- `gigpo-mean_norm` (GiGPO w/o std): `{"name":"gigpo","options":{"mode":"mean_norm","gamma":0.95,"stepAdvantageWeight":1,"invalidActionPenalty":0}}`',
+    );
+    // GRPO's jobs: wall 100, 110, 120 s; CPU 190, 210, 230 s.
+    expect(markdown).toContain('| GRPO (`grpo`) | 3 | 110 ± 10 | 210 ± 20 | 630 |');
+    expect(markdown).toContain('| warm start (SFT) | 3 | 50 ± 0 | 60 ± 0 | 180 |');
+    expect(markdown.split('\n').filter((l) => l.includes('NaN'))).toEqual([]);
+  });
+});
+
 describe('the benchmark summary', () => {
-  it('reports the final evaluation per seed, whether RL clears the warm start, and the paired difference', () => {
+  const N = 480;
+  const plain: SummarySpec = { workload: 'test', budget, finalEvalEpisodes: N };
+  const two = ['gigpo-mean_std_norm', 'grpo'];
+
+  it('reports the final evaluation per seed and whether RL clears the warm start', () => {
     const out = join(root, 'plain');
     const warm = Math.round(0.25 * N);
     // Seed 0: +25 % of the episodes, far above the warm start; the others: +1 episode.
-    writeRuns(out, SEEDS, (seed) => ({
-      warm: { wins: warm },
-      gigpo: { wins: seed === 0 ? warm + Math.round(0.25 * N) : warm + 1 },
-      grpo: { wins: warm },
-    }));
-    const summary = readSummary(plain, out, SEEDS);
+    for (const seed of SEEDS)
+      writeSeed(out, seed, N, {
+        warm: { wins: warm },
+        'gigpo-mean_std_norm': { wins: seed === 0 ? warm + Math.round(0.25 * N) : warm + 1 },
+        grpo: { wins: warm },
+      });
+    const summary = readSummary(plain, out, SEEDS, two);
     const perSeed = summary.finalEval.perSeed;
-    expect(perSeed.map((p) => p.arms.gigpo?.separatesFromWarm)).toEqual([
+    expect(perSeed.map((p) => p.arms['gigpo-mean_std_norm']?.separatesFromWarm)).toEqual([
       true,
       false,
       false,
@@ -91,66 +217,106 @@ describe('the benchmark summary', () => {
       false,
     ]);
     expect(perSeed.every((p) => p.arms.grpo?.separatesFromWarm === false)).toBe(true);
-    const expectedMean = (0.25 * N + 4) / N / SEEDS.length;
-    expect(summary.finalEval.paired.mean).toBeCloseTo(expectedMean, 10);
-    expect(summary.finalEval.paired.n).toBe(SEEDS.length);
+    const d = summary.table.vsBaseline?.rows[0]?.cells.success;
+    expect(d?.mean).toBeCloseTo((0.25 * N + 4) / N / SEEDS.length, 10);
+    expect(d?.n).toBe(SEEDS.length);
     expect(summary.finalEval.metrics).toBeUndefined();
     const markdown = summaryMarkdown(summary, plain);
     expect(markdown).toContain(`Final evaluation on ${N} held-out games per seed`);
+    expect(markdown).toContain('| method | arm | success |');
     expect(markdown).toContain('✓');
     expect(markdown).not.toContain('score');
   });
 
-  it("pairs the env's metric per seed: each model's value, GiGPO − GRPO, and what RL adds in each arm", () => {
-    const out = join(root, 'scored');
-    const seeds = [0, 1, 2];
-    const scores = { warm: [10, 12, 14], gigpo: [15, 13, 20], grpo: [11, 14, 16] };
-    writeRuns(out, seeds, (seed) => ({
-      warm: { wins: 30, score: scores.warm[seed] as number },
-      gigpo: { wins: 40, score: scores.gigpo[seed] as number },
-      grpo: { wins: 35, score: scores.grpo[seed] as number },
-    }));
-    const summary = readSummary(scored, out, seeds);
-    const score = summary.finalEval.metrics?.score;
-    expect(score?.label).toBe('WebShop score');
-    expect(score?.perSeed.map((p) => p.values)).toEqual(
-      seeds.map((s) => ({
-        warm: scores.warm[s],
-        gigpo: scores.gigpo[s],
-        grpo: scores.grpo[s],
-      })),
-    );
-    expect(score?.paired.perSeed.map((p) => p.diff)).toEqual([4, -1, 4]);
-    expect(score?.paired.mean).toBeCloseTo(7 / 3, 10);
-    expect(score?.rlGain.map((g) => g.perSeed.map((p) => p.diff))).toEqual([
-      [5, 1, 6],
-      [1, 2, 2],
+  it("reads a two-arm run's folder (gigpo.json, its estimator, eval.json's gigpo) as the arm it was", () => {
+    const out = join(root, 'two-arm');
+    const gigpoOptions = ARMS['gigpo-mean_std_norm']?.algorithm.options;
+    for (const seed of [0, 1]) {
+      const dir = join(out, `seed-${seed}`);
+      mkdirSync(join(dir, 'warm'), { recursive: true });
+      writeFileSync(join(dir, 'warm', 'warm.json'), JSON.stringify({ seed, seconds: 266 }));
+      for (const [arm, estimator] of [
+        ['gigpo', { name: 'gigpo', options: gigpoOptions }],
+        ['grpo', { name: 'grpo', options: { normalizeByStd: true } }],
+      ] as const)
+        writeFileSync(
+          join(dir, `${arm}.json`),
+          JSON.stringify({
+            seed,
+            arm,
+            budget,
+            estimator,
+            validation: [{ iteration: 16, wins: 30, episodes: 96 }],
+            train: [],
+            seconds: 300,
+          }),
+        );
+      writeFileSync(
+        join(dir, 'eval.json'),
+        JSON.stringify({
+          seed,
+          budget,
+          episodes: N,
+          results: {
+            warm: { wins: 100, episodes: N },
+            gigpo: { wins: 150 + seed, episodes: N },
+            grpo: { wins: 140, episodes: N },
+          },
+        }),
+      );
+    }
+    const summary = readSummary(plain, out, [0, 1], two);
+    expect(summary.records.map((r) => [r.arm, r.seed, r.wins])).toEqual([
+      ['gigpo-mean_std_norm', 0, 150],
+      ['grpo', 0, 140],
+      ['gigpo-mean_std_norm', 1, 151],
+      ['grpo', 1, 140],
     ]);
-    // The validation curve of the metric: iteration 0 is the warm start's value on every seed.
-    const curve = summary.arms[0]?.metricCurves?.score;
-    expect(curve?.map((c) => c.iteration)).toEqual([0, 16]);
-    expect(curve?.[0]?.perSeed).toHaveLength(seeds.length);
-    const markdown = summaryMarkdown(summary, scored);
-    expect(markdown).toContain('WebShop score in the final evaluation on 480 held-out goals');
-    expect(markdown).toContain('| 0 | 10.0 | 15.0 | 11.0 | 4.0 | 5.0 | 1.0 |');
-    expect(markdown).toContain('WebShop score on these goals: gigpo − grpo 2.3 [');
-    expect(markdown).toContain('gigpo held-out WebShop score (mean ± std)');
+    expect(summary.records[0]?.algorithm).toEqual(resolvedAlgorithm('gigpo-mean_std_norm', budget));
+    expect(summary.records[0]?.wallSeconds).toBe(300);
+    expect(summary.arms.map((a) => a.perSeed.length)).toEqual([2, 2]);
+    expect(summary.table.vsBaseline?.rows[0]?.cells.success?.perSeed.map((p) => p.diff)).toEqual([
+      150 / N - 140 / N,
+      151 / N - 140 / N,
+    ]);
   });
 
   it('summarizes the seeds that finished and marks the others', () => {
     const out = join(root, 'partial');
-    writeRuns(out, [0, 2], () => ({
-      warm: { wins: 100 },
-      gigpo: { wins: 120 },
-      grpo: { wins: 110 },
-    }));
-    const summary = readSummary(plain, out, SEEDS);
-    expect(summary.paired.n).toBe(2);
+    for (const seed of [0, 2])
+      writeSeed(out, seed, N, {
+        warm: { wins: 100 },
+        'gigpo-mean_std_norm': { wins: 120 },
+        grpo: { wins: 110 },
+      });
+    const summary = readSummary(plain, out, SEEDS, two);
+    expect(summary.validationVsBaseline[0]?.n).toBe(2);
     expect(summary.finalEval.perSeed.map((p) => p.seed)).toEqual([0, 2]);
-    expect(summaryMarkdown(summary, plain)).toContain('| 1 | – | – | – |');
-    const single = summaryMarkdown(readSummary(plain, out, [0]), plain);
+    expect(summaryMarkdown(summary, plain)).toContain('| 1 | – | – |');
+    const single = summaryMarkdown(readSummary(plain, out, [0], two), plain);
     expect(single).toContain('(one seed: no interval)');
     expect(single).not.toContain('NaN');
+  });
+
+  it('names no paired table when the run has no GRPO arm', () => {
+    const out = join(root, 'partial');
+    const summary = readSummary(plain, out, [0, 2], ['gigpo-mean_std_norm']);
+    expect(summary.table.vsBaseline).toBeUndefined();
+    expect(summaryMarkdown(summary, plain)).toContain('No `grpo` arm in this run');
+  });
+});
+
+describe('the intervals', () => {
+  it("are the runner's Wilson interval and the t-interval of a mean, as computed by hand", () => {
+    // 75 of 300 at z = 1.96.
+    const w = wilsonInterval(75, 300);
+    expect(w.low).toBeCloseTo(0.204369, 6);
+    expect(w.high).toBeCloseTo(0.301953, 6);
+    // 20, 24, 31: mean 25, sd √31 = 5.5678, t(2) = 4.303.
+    const t = tInterval([20, 24, 31]);
+    expect(t.mean).toBe(25);
+    expect(t.high - t.mean).toBeCloseTo((4.303 * Math.sqrt(31)) / Math.sqrt(3), 9);
+    expect(tInterval([3]).low).toBeNaN();
   });
 });
 

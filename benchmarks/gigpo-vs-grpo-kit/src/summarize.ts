@@ -1,18 +1,51 @@
 /**
- * Reads the per-job JSON files of a benchmark's output folder into its summary: curves as mean ±
- * std over seeds per arm, per-seed values, paired differences, what RL adds, the final evaluation.
+ * Reads the per-job JSON files of a benchmark's output folder into its summary: one record per
+ * arm and seed of the final evaluation; the paper's Table 1 laid out over them (pooled success
+ * with Wilson intervals, per task type, the env's metrics with t-intervals over seeds) and each
+ * arm's paired difference against GRPO; each job's wall and CPU seconds; curves as mean ± std
+ * over seeds per arm, per-seed values, what RL adds, the final evaluation per seed.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { wilsonInterval } from '@agentrl/runner';
-import { ARMS, type BenchBudget, type BenchMetric, type Benchmark } from './config.ts';
+import {
+  type AlgorithmEntry,
+  ARMS,
+  BASELINE_ARM,
+  type BenchBudget,
+  type BenchMetric,
+  type Benchmark,
+  resolvedAlgorithm,
+} from './config.ts';
 import type { ValidationPoint } from './job.ts';
-import { meanStd, type PairedDifference, pairedDifference } from './stats.ts';
+import {
+  armFile,
+  evalEntry,
+  evalFile,
+  readJsonIfThere,
+  recordedAlgorithm,
+  warmFile,
+} from './paths.ts';
+import {
+  type MeanInterval,
+  meanStd,
+  type PairedDifference,
+  pairedDifference,
+  tInterval,
+  wilsonInterval,
+} from './stats.ts';
+
+/** A job's wall and CPU seconds as it recorded them (absent in the two-arm runs' files). */
+interface JobSeconds {
+  readonly seconds?: number;
+  readonly wallSeconds?: number;
+  readonly cpuSeconds?: number;
+}
 
 /** An arm job's result file (`seed-N/<arm>.json`). */
-interface ArmResult {
+interface ArmResult extends JobSeconds {
   readonly seed: number;
   readonly arm: string;
+  readonly budget?: BenchBudget;
+  readonly algorithm?: AlgorithmEntry;
+  readonly estimator?: AlgorithmEntry;
   readonly validation: readonly ValidationPoint[];
   readonly train: readonly {
     iteration: number;
@@ -21,14 +54,99 @@ interface ArmResult {
     stepGroupSizeMean?: number;
     stepGroupSingletonFraction?: number;
   }[];
-  readonly seconds: number;
+}
+
+/** Wins of some episodes. */
+interface WinCount {
+  readonly wins: number;
+  readonly episodes: number;
+}
+
+/** One model's entry in an `eval.json`. */
+interface EvalResult extends WinCount {
+  readonly taskTypes?: Readonly<Record<string, WinCount>>;
+  readonly algorithm?: AlgorithmEntry;
+  readonly [metric: string]: unknown;
 }
 
 /** One seed's `eval` job: wins (and the benchmark's metrics) of the warm start and each arm. */
-interface FinalEval {
+interface FinalEval extends JobSeconds {
   readonly seed: number;
   readonly episodes: number;
-  readonly results: Record<string, { wins: number; episodes: number; [metric: string]: unknown }>;
+  readonly results: Record<string, EvalResult>;
+}
+
+/**
+ * One arm on one seed in the final evaluation (`results.json`'s `records`): wins of the held-out
+ * episodes, per task type where the benchmark counts them, the env's metrics by name (the WebShop
+ * score), the algorithm the arm trained with, and the arm job's wall and CPU seconds.
+ */
+export interface FinalRecord {
+  readonly arm: string;
+  readonly seed: number;
+  readonly wins: number;
+  readonly episodes: number;
+  readonly taskTypes?: Readonly<Record<string, WinCount>>;
+  readonly algorithm?: AlgorithmEntry;
+  readonly wallSeconds?: number;
+  readonly cpuSeconds?: number;
+  readonly [metric: string]: unknown;
+}
+
+/** One job's wall and CPU seconds. */
+export interface JobTime {
+  readonly seed: number;
+  /** `warm`, an arm or `eval`. */
+  readonly phase: string;
+  readonly wallSeconds: number | undefined;
+  readonly cpuSeconds: number | undefined;
+}
+
+/** A column of the results table: a task type, one of the env's metrics, or success over all episodes. */
+export interface TableColumn {
+  /** The task type's or metric's name, or `success`. */
+  readonly key: string;
+  readonly label: string;
+  readonly kind: 'taskType' | 'metric' | 'success';
+}
+
+/** A success cell: wins of every seed's episodes pooled, the rate and its 95 % Wilson interval. */
+export type PooledSuccess = WinsInterval;
+
+/** One row of the results table: the warm start or an arm, a cell per column. */
+export interface TableRow {
+  /** `warm` or an arm's name. */
+  readonly arm: string;
+  readonly label: string;
+  /** By column key: pooled success (task types, success) or a mean over seeds (metrics). */
+  readonly cells: Readonly<Record<string, PooledSuccess | MeanInterval>>;
+  /** Seeds whose final evaluation has this row. */
+  readonly seeds: number;
+}
+
+/** One arm's paired difference against the baseline in each column, over seeds. */
+export interface BaselineRow {
+  readonly arm: string;
+  readonly label: string;
+  readonly cells: Readonly<Record<string, PairedDifference>>;
+}
+
+/** The paper's Table 1 laid out over this run's final evaluation. */
+export interface ResultsTable {
+  readonly columns: readonly TableColumn[];
+  readonly rows: readonly TableRow[];
+  /** Each arm but the baseline minus the baseline, per seed, in points (absent: no baseline arm). */
+  readonly vsBaseline?: { readonly baseline: string; readonly rows: readonly BaselineRow[] };
+}
+
+/** Wall and CPU seconds of one kind of job (the warm starts, an arm, the evaluations) over seeds. */
+export interface PhaseTime {
+  readonly phase: string;
+  readonly label: string;
+  readonly jobs: number;
+  readonly wallSeconds: { mean: number; std: number; n: number };
+  readonly cpuSeconds: { mean: number; std: number; n: number };
+  readonly cpuTotal: number;
 }
 
 /** Wins with their 95 % Wilson interval. */
@@ -52,7 +170,9 @@ export interface CurvePoint {
 /** One arm over the seeds. */
 export interface ArmSummary {
   readonly arm: string;
-  readonly estimator: (typeof ARMS)[string] | undefined;
+  readonly label: string;
+  /** The algorithm the arm trained with (as its files record it; the arm's own where none do). */
+  readonly algorithm: AlgorithmEntry | undefined;
   /** Held-out success rate at each validation. */
   readonly validationCurve: CurvePoint[];
   readonly trainCurve: { iteration: number; mean: number; std: number; n: number }[];
@@ -62,7 +182,8 @@ export interface ArmSummary {
     meanStepGroupSize: number;
     meanSingletonStepGroupFraction: number;
     meanZeroAdvantageFraction: number;
-    seconds: number;
+    wallSeconds: number | undefined;
+    cpuSeconds: number | undefined;
   }[];
   /** The benchmark's metrics at each validation, by metric name. */
   readonly metricCurves?: Record<string, CurvePoint[]>;
@@ -76,11 +197,10 @@ export interface RlGain {
   readonly pooledFinal: WinsInterval;
 }
 
-/** One metric of the final evaluation: per seed and model, the arms' paired difference, RL's gain. */
+/** One metric of the final evaluation: per seed and model, RL's gain in each arm. */
 export interface FinalMetric {
   readonly label: string;
   readonly perSeed: { seed: number; values: Record<string, number> }[];
-  readonly paired: PairedDifference & { arms: string[] };
   readonly rlGain: (PairedDifference & { arm: string })[];
 }
 
@@ -92,7 +212,6 @@ export interface FinalEvalSummary {
     warm: WinsInterval;
     arms: Record<string, WinsInterval & { separatesFromWarm: boolean }>;
   }[];
-  readonly paired: PairedDifference & { arms: string[] };
   readonly rlGain: (PairedDifference & { arm: string })[];
   /** The benchmark's metrics, by name (absent when it has none). */
   readonly metrics?: Record<string, FinalMetric>;
@@ -103,14 +222,21 @@ export interface BenchSummary {
   readonly workload: string;
   readonly budget: BenchBudget;
   readonly seeds: readonly number[];
+  /** The arms summarized, in the order the run named them. */
+  readonly armNames: readonly string[];
+  /** One record per arm and seed of the final evaluation. */
+  readonly records: readonly FinalRecord[];
+  readonly table: ResultsTable;
+  /** Every job's wall and CPU seconds, and per kind of job over seeds. */
+  readonly jobs: readonly JobTime[];
+  readonly times: readonly PhaseTime[];
   readonly warmStarts: Record<string, unknown>[];
   readonly arms: ArmSummary[];
-  readonly paired: PairedDifference & { arms: string[] };
+  /** Final validation success of each arm but the baseline minus the baseline's, paired by seed. */
+  readonly validationVsBaseline: (PairedDifference & { arm: string; baseline: string })[];
   readonly rlGain: RlGain[];
   readonly finalEval: FinalEvalSummary;
 }
-
-const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
 
 /** The curve of `value` over the validations of `runs` (one per seed). */
 function curveOf(runs: readonly ArmResult[], value: (v: ValidationPoint) => number | undefined) {
@@ -156,11 +282,14 @@ function armSummary(
     meanStepGroupSize: finite(r.train.map((t) => t.stepGroupSizeMean)),
     meanSingletonStepGroupFraction: finite(r.train.map((t) => t.stepGroupSingletonFraction)),
     meanZeroAdvantageFraction: finite(r.train.map((t) => t.zeroFraction)),
-    seconds: r.seconds,
+    wallSeconds: r.wallSeconds ?? r.seconds,
+    cpuSeconds: r.cpuSeconds,
   }));
+  const [recorded] = mine;
   return {
     arm,
-    estimator: ARMS[arm],
+    label: ARMS[arm]?.label ?? arm,
+    algorithm: recorded === undefined ? ARMS[arm]?.algorithm : recordedAlgorithm(recorded),
     validationCurve: curveOf(mine, (v) => v.wins / v.episodes),
     trainCurve,
     perSeed,
@@ -199,40 +328,29 @@ function rlGainOf(arm: string, runs: readonly ArmResult[]): RlGain {
 
 /**
  * The final evaluation: per seed the warm start and each arm with Wilson intervals, whether RL's
- * interval clears the warm start's, the arms' paired difference over seeds and RL's gain in each
- * arm; the same for each of the benchmark's metrics.
+ * interval clears the warm start's, RL's gain in each arm paired over seeds; the same for each of
+ * the benchmark's metrics.
  */
 function finalEvalOf(
   evals: readonly FinalEval[],
   episodes: number,
+  arms: readonly string[],
   metrics: readonly BenchMetric[],
 ): FinalEvalSummary {
-  const arms = Object.keys(ARMS);
-  const [armA, armB] = arms as [string, string];
-  const valuesOf = (name: string, pick: (r: { wins: number; episodes: number }) => unknown) =>
-    new Map(
-      evals.flatMap((e) => {
-        const r = e.results[name];
-        const x = r === undefined ? undefined : pick(r);
-        return typeof x === 'number' ? [[e.seed, x] as const] : [];
-      }),
-    );
-  const compare = (pick: (r: { wins: number; episodes: number }) => unknown) => ({
-    paired: { arms: [armA, armB], ...pairedDifference(valuesOf(armA, pick), valuesOf(armB, pick)) },
-    rlGain: arms.map((arm) => ({
+  const rlGainOfValues = (pick: (r: EvalResult) => unknown) =>
+    arms.map((arm) => ({
       arm,
-      ...pairedDifference(valuesOf(arm, pick), valuesOf('warm', pick)),
-    })),
-  });
+      ...pairedDifference(valuesOf(evals, arm, pick), valuesOf(evals, 'warm', pick)),
+    }));
   const perSeed = evals.map((e) => {
-    const warmResult = e.results.warm as { wins: number; episodes: number };
+    const warmResult = e.results.warm as WinCount;
     const warmCi = wilsonInterval(warmResult.wins, warmResult.episodes);
     return {
       seed: e.seed,
       warm: { wins: warmResult.wins, ...warmCi },
       arms: Object.fromEntries(
         arms.flatMap((arm) => {
-          const r = e.results[arm];
+          const r = evalEntry(e.results, arm);
           if (r === undefined) return [];
           const ci = wilsonInterval(r.wins, r.episodes);
           return [[arm, { wins: r.wins, ...ci, separatesFromWarm: ci.low > warmCi.high }]];
@@ -240,57 +358,212 @@ function finalEvalOf(
       ),
     };
   });
-  const metricSummaries = metrics.map((m): [string, FinalMetric] => {
-    const pick = (r: Record<string, unknown>) => r[m.name];
-    return [
-      m.name,
-      {
-        label: m.label,
-        perSeed: evals.map((e) => ({
-          seed: e.seed,
-          values: Object.fromEntries(
-            Object.entries(e.results).flatMap(([name, r]) =>
-              typeof r[m.name] === 'number' ? [[name, r[m.name] as number]] : [],
-            ),
-          ),
-        })),
-        ...compare(pick),
-      },
-    ];
-  });
+  const metricSummaries = metrics.map((m): [string, FinalMetric] => [
+    m.name,
+    {
+      label: m.label,
+      perSeed: evals.map((e) => ({
+        seed: e.seed,
+        values: Object.fromEntries(
+          ['warm', ...arms].flatMap((name) => {
+            const x = evalEntry(e.results, name)?.[m.name];
+            return typeof x === 'number' ? [[name, x]] : [];
+          }),
+        ),
+      })),
+      rlGain: rlGainOfValues((r) => r[m.name]),
+    },
+  ]);
   return {
     episodes,
     perSeed,
-    ...compare((r) => r.wins / r.episodes),
+    rlGain: rlGainOfValues((r) => r.wins / r.episodes),
     ...(metrics.length > 0 ? { metrics: Object.fromEntries(metricSummaries) } : {}),
   };
 }
 
-/** What the summary needs of a benchmark: its description and metrics, and the run's budget. */
-export interface SummarySpec extends Pick<Benchmark, 'workload' | 'metrics' | 'heldOutNoun'> {
+/** Per seed, `pick` of the entry `name` (`warm` or an arm) of each evaluation, where it is a number. */
+function valuesOf(
+  evals: readonly FinalEval[],
+  name: string,
+  pick: (r: EvalResult) => unknown,
+): Map<number, number> {
+  return new Map(
+    evals.flatMap((e) => {
+      const r = evalEntry(e.results, name);
+      const x = r === undefined ? undefined : pick(r);
+      return typeof x === 'number' && Number.isFinite(x) ? [[e.seed, x] as const] : [];
+    }),
+  );
+}
+
+/** The table's columns: the benchmark's task types, then its metrics, then success. */
+function tableColumns(spec: SummarySpec): TableColumn[] {
+  return [
+    ...(spec.taskTypes ?? []).map((t) => ({
+      key: t.name,
+      label: t.label,
+      kind: 'taskType' as const,
+    })),
+    ...(spec.metrics ?? []).map((m) => ({ key: m.name, label: m.label, kind: 'metric' as const })),
+    { key: 'success', label: spec.successLabel ?? 'success', kind: 'success' as const },
+  ];
+}
+
+/** One column's value of a model's entry on one seed: a success rate, or the metric's value. */
+function cellValue(column: TableColumn, r: EvalResult): number | undefined {
+  if (column.kind === 'success') return r.episodes > 0 ? r.wins / r.episodes : undefined;
+  if (column.kind === 'metric') {
+    const x = r[column.key];
+    return typeof x === 'number' ? x : undefined;
+  }
+  const c = r.taskTypes?.[column.key];
+  return c !== undefined && c.episodes > 0 ? c.wins / c.episodes : undefined;
+}
+
+/** The wins a success column counts in a model's entry on one seed. */
+function cellCount(column: TableColumn, r: EvalResult): WinCount | undefined {
+  return column.kind === 'success' ? r : r.taskTypes?.[column.key];
+}
+
+/**
+ * The paper's Table 1 over the final evaluation: a row for the warm start and each arm; a success
+ * column pools every seed's episodes (Wilson interval), a metric column is the mean over seeds
+ * (t-interval); then each arm minus the baseline arm per seed, paired (t-interval).
+ */
+function resultsTable(
+  spec: SummarySpec,
+  evals: readonly FinalEval[],
+  arms: readonly string[],
+): ResultsTable {
+  const columns = tableColumns(spec);
+  const rowOf = (name: string, label: string): TableRow => {
+    const entries = evals.flatMap((e) => {
+      const r = evalEntry(e.results, name);
+      return r === undefined ? [] : [r];
+    });
+    const cells: Record<string, PooledSuccess | MeanInterval> = {};
+    for (const column of columns) {
+      if (column.kind === 'metric') {
+        cells[column.key] = tInterval(
+          entries.flatMap((r) => {
+            const x = cellValue(column, r);
+            return x === undefined ? [] : [x];
+          }),
+        );
+        continue;
+      }
+      const counts = entries.flatMap((r) => {
+        const c = cellCount(column, r);
+        return c === undefined ? [] : [c];
+      });
+      if (counts.length === 0) continue;
+      const wins = counts.reduce((a, c) => a + c.wins, 0);
+      const n = counts.reduce((a, c) => a + c.episodes, 0);
+      cells[column.key] = { wins, ...wilsonInterval(wins, n) };
+    }
+    return { arm: name, label, cells, seeds: entries.length };
+  };
+  const rows = [
+    rowOf('warm', 'warm start (SFT)'),
+    ...arms.map((arm) => rowOf(arm, ARMS[arm]?.label ?? arm)),
+  ];
+  if (!arms.includes(BASELINE_ARM)) return { columns, rows };
+  const baselineRows = arms
+    .filter((arm) => arm !== BASELINE_ARM)
+    .map((arm) => ({
+      arm,
+      label: ARMS[arm]?.label ?? arm,
+      cells: Object.fromEntries(
+        columns.map((column) => {
+          const pick = (r: EvalResult) => cellValue(column, r);
+          return [
+            column.key,
+            pairedDifference(valuesOf(evals, arm, pick), valuesOf(evals, BASELINE_ARM, pick)),
+          ];
+        }),
+      ),
+    }));
+  return { columns, rows, vsBaseline: { baseline: BASELINE_ARM, rows: baselineRows } };
+}
+
+/** Every job's seconds, and per kind of job (warm starts, each arm, evaluations) over seeds. */
+function timesOf(
+  warm: readonly (JobSeconds & { seed?: number })[],
+  runs: readonly ArmResult[],
+  evals: readonly FinalEval[],
+  arms: readonly string[],
+): { jobs: JobTime[]; times: PhaseTime[] } {
+  const time = (seed: number, phase: string, j: JobSeconds): JobTime => ({
+    seed,
+    phase,
+    wallSeconds: j.wallSeconds ?? j.seconds,
+    cpuSeconds: j.cpuSeconds,
+  });
+  const jobs = [
+    ...warm.map((w) => time(w.seed ?? Number.NaN, 'warm', w)),
+    ...runs.map((r) => time(r.seed, r.arm, r)),
+    ...evals.map((e) => time(e.seed, 'eval', e)),
+  ];
+  const phases: [string, string][] = [
+    ['warm', 'warm start (SFT)'],
+    ...arms.map((arm): [string, string] => [arm, ARMS[arm]?.label ?? arm]),
+    ['eval', 'final evaluation'],
+  ];
+  const known = (xs: readonly (number | undefined)[]) =>
+    xs.flatMap((x) => (x === undefined ? [] : [x]));
+  const times = phases.map(([phase, label]) => {
+    const mine = jobs.filter((j) => j.phase === phase);
+    const cpu = known(mine.map((j) => j.cpuSeconds));
+    return {
+      phase,
+      label,
+      jobs: mine.length,
+      wallSeconds: meanStd(known(mine.map((j) => j.wallSeconds))),
+      cpuSeconds: meanStd(cpu),
+      cpuTotal: cpu.reduce((a, b) => a + b, 0),
+    };
+  });
+  return { jobs, times };
+}
+
+/**
+ * What the summary needs of a benchmark: its description, metrics, task types and the paper's
+ * numbers, and the run's budget.
+ */
+export interface SummarySpec
+  extends Pick<
+    Benchmark,
+    'workload' | 'metrics' | 'heldOutNoun' | 'taskTypes' | 'successLabel' | 'paper'
+  > {
   readonly budget: BenchBudget;
   readonly finalEvalEpisodes: number;
 }
 
-/** Reads the runs of `seeds` in `out` and summarizes them (no files written). */
+/**
+ * Reads the runs of `seeds` and `arms` in `out` and summarizes them (no files written). The
+ * two-arm runs' files (`LEGACY_ARM_NAMES`) are read as the arms they were; an evaluation with
+ * another number of episodes than the budget's is left out.
+ */
 export function readSummary(
   spec: SummarySpec,
   out: string,
   seeds: readonly number[],
+  arms: readonly string[],
 ): BenchSummary {
   const { budget, finalEvalEpisodes } = spec;
   const metrics = spec.metrics ?? [];
   const runs: ArmResult[] = [];
-  const warm: Record<string, unknown>[] = [];
+  const warm: (Record<string, unknown> & JobSeconds)[] = [];
   for (const seed of seeds) {
-    const w = join(out, `seed-${seed}`, 'warm', 'warm.json');
-    if (existsSync(w)) warm.push(readJson<Record<string, unknown>>(w));
-    for (const arm of Object.keys(ARMS)) {
-      const file = join(out, `seed-${seed}`, `${arm}.json`);
-      if (existsSync(file)) runs.push(readJson<ArmResult>(file));
+    const w = readJsonIfThere<Record<string, unknown>>(warmFile(out, seed));
+    if (w !== undefined) warm.push(w);
+    for (const arm of arms) {
+      const r = readJsonIfThere<ArmResult>(armFile(out, seed, arm));
+      if (r !== undefined) runs.push({ ...r, arm });
     }
   }
-  const arms = Object.keys(ARMS).map((arm) =>
+  const armSummaries = arms.map((arm) =>
     armSummary(
       arm,
       runs.filter((r) => r.arm === arm),
@@ -307,20 +580,52 @@ export function readSummary(
           return [r.seed, v.wins / v.episodes] as const;
         }),
     );
-  const [armA, armB] = Object.keys(ARMS) as [string, string];
   const evals = seeds
-    .map((seed) => join(out, `seed-${seed}`, 'eval.json'))
-    .filter((f) => existsSync(f))
-    .map((f) => readJson<FinalEval>(f))
+    .flatMap((seed) => {
+      const e = readJsonIfThere<FinalEval>(evalFile(out, seed));
+      return e === undefined ? [] : [e];
+    })
     .filter((e) => e.episodes === finalEvalEpisodes);
+  const records: FinalRecord[] = evals.flatMap((e) =>
+    arms.flatMap((arm) => {
+      const r = evalEntry(e.results, arm);
+      if (r === undefined) return [];
+      const run = runs.find((x) => x.seed === e.seed && x.arm === arm);
+      const { model: _model, algorithm: evaluated, ...counts } = r;
+      const algorithm =
+        evaluated ?? (run === undefined ? resolvedAlgorithm(arm, budget) : recordedAlgorithm(run));
+      return [
+        {
+          arm,
+          seed: e.seed,
+          ...counts,
+          algorithm,
+          wallSeconds: run?.wallSeconds ?? run?.seconds,
+          cpuSeconds: run?.cpuSeconds,
+        },
+      ];
+    }),
+  );
   return {
     workload: spec.workload,
     budget,
     seeds,
+    armNames: arms,
+    records,
+    table: resultsTable(spec, evals, arms),
+    ...timesOf(warm, runs, evals, arms),
     warmStarts: warm,
-    arms,
-    paired: { arms: [armA, armB], ...pairedDifference(finalRates(armA), finalRates(armB)) },
-    rlGain: Object.keys(ARMS).map((arm) => rlGainOf(arm, runs)),
-    finalEval: finalEvalOf(evals, finalEvalEpisodes, metrics),
+    arms: armSummaries,
+    validationVsBaseline: arms.includes(BASELINE_ARM)
+      ? arms
+          .filter((arm) => arm !== BASELINE_ARM)
+          .map((arm) => ({
+            arm,
+            baseline: BASELINE_ARM,
+            ...pairedDifference(finalRates(arm), finalRates(BASELINE_ARM)),
+          }))
+      : [],
+    rlGain: arms.map((arm) => rlGainOf(arm, runs)),
+    finalEval: finalEvalOf(evals, finalEvalEpisodes, arms, metrics),
   };
 }
