@@ -38,6 +38,9 @@ export {
 } from './options.ts';
 export type {
   ChatMessage,
+  Critic,
+  CriticOptions,
+  CriticTrainBatch,
   FinishReason,
   GenerationResult,
   Policy,

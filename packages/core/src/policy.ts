@@ -72,6 +72,11 @@ export interface TrainBatch {
   readonly oldLogProbs: readonly (readonly number[])[];
   /** One advantage per row, broadcast to the row's tokens by the model side. */
   readonly advantages: readonly number[];
+  /**
+   * One advantage per response token of each row (PPO with a critic: GAE's whitened advantages);
+   * when present, the model side uses these instead of broadcasting `advantages`.
+   */
+  readonly tokenAdvantages?: readonly (readonly number[])[];
 }
 
 /** One supervised batch: prompt ids and the target response ids (EOS included). */
@@ -103,8 +108,64 @@ export interface TrainablePolicy extends Policy {
    * update after it and logs how far the policy moved (`policy/…` metrics).
    */
   scoreResponses?(batch: SftBatch): Promise<ResponseScores>;
+  /**
+   * A critic (value model) for PPO with GAE: a separate copy of this policy's current weights with
+   * a scalar value head and its own optimizer. A trainer calls it once, before the first update,
+   * when its estimator needs a critic.
+   */
+  createCritic?(options: CriticOptions): Promise<Critic>;
   /** Writes weights and optimizer state into the (existing, empty) folder `dir`. */
   save(dir: string): Promise<void>;
   /** Restores what {@link TrainablePolicy.save} wrote. */
   load(dir: string): Promise<void>;
+}
+
+/** Settings of a critic's optimizer and loss (a run config's PPO options). */
+export interface CriticOptions {
+  readonly learningRate: number;
+  /** AdamW decoupled weight decay. */
+  readonly weightDecay: number;
+  /** Global gradient-norm clip; a non-finite norm skips the step. */
+  readonly maxGradNorm: number;
+  /** Clip range c of the clipped value loss: predictions clipped to old value ± c. */
+  readonly cliprangeValue: number;
+  /** Rows per forward/backward pass (gradients accumulated). Default: all rows of a step. */
+  readonly microBatchSize?: number;
+  /**
+   * Aggregation of the value loss (`token-mean`, `seq-mean-token-mean`, `seq-mean-token-sum`,
+   * `seq-mean-token-sum-norm`). Default: the policy's own.
+   */
+  readonly lossAggMode?: string;
+  /** Seed of the value head's initialisation. */
+  readonly seed: number;
+}
+
+/** One critic mini-batch, as plain data (rows = step samples). */
+export interface CriticTrainBatch extends SftBatch {
+  /**
+   * Per row, the positions the loss covers, in order from the state before the first response
+   * token: the old values V (what the returns were computed with), the returns G and the mask.
+   * A row has at most one more position than response tokens (the state after the last one).
+   */
+  readonly oldValues: readonly (readonly number[])[];
+  readonly returns: readonly (readonly number[])[];
+  readonly mask: readonly (readonly number[])[];
+}
+
+/**
+ * A value model a trainer updates beside the policy (PPO with GAE). `values` gives, for each row
+ * of L response tokens, L + 1 values: V of the state before each response token (read at the
+ * position before it, the last prompt token for the first) and of the state after the last one.
+ * `trainStep` takes one optimizer step on the clipped value loss; `save` / `load` persist the
+ * weights and optimizer state in a folder of their own.
+ */
+export interface Critic {
+  values(batch: SftBatch): Promise<number[][]>;
+  trainStep(batch: CriticTrainBatch): Promise<Record<string, number>>;
+  /** Writes weights and optimizer state into the (existing, empty) folder `dir`. */
+  save(dir: string): Promise<void>;
+  /** Restores what {@link Critic.save} wrote. */
+  load(dir: string): Promise<void>;
+  /** Frees what the critic holds (optional). */
+  dispose?(): void;
 }

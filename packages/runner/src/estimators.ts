@@ -2,7 +2,13 @@
  * The advantage estimators of `@agentrl/algorithms`, selected by name from the package's registry
  * (`ESTIMATORS`): the options are the estimator's declared ones, checked before any work.
  */
-import { ESTIMATOR_NAMES, ESTIMATORS, type EstimatorName } from '@agentrl/algorithms';
+import {
+  ESTIMATOR_NAMES,
+  ESTIMATORS,
+  type EstimatorName,
+  type PPOOptions,
+  resolvePPOOptions,
+} from '@agentrl/algorithms';
 import { ConfigError, checkOptionKeys, isAgentRLError, type StepBatch } from '@agentrl/core';
 import type { AdvantageEstimator } from './trainer.ts';
 
@@ -20,6 +26,7 @@ const EMPTY: StepBatch = {
 
 /**
  * The estimator `name` with `options` (e.g. `{ mode: 'mean_std_norm', gamma: 0.95 }` for GiGPO).
+ * For `ppo` (which needs a critic) the returned function carries `critic`, its settings.
  * A key the estimator does not declare fails naming `algorithm.options` and the closest declared
  * key; the values are checked at once on an empty batch, so a bad option fails before any work.
  */
@@ -35,12 +42,6 @@ export function createEstimator(
     );
   }
   checkOptionKeys(options, registration.options, 'algorithm.options');
-  if ('critic' in registration && registration.critic === true) {
-    throw new ConfigError(
-      `algorithm.name "${name}" needs a critic, which this trainer does not train yet; use one of ${ESTIMATOR_NAMES.filter((n) => !('critic' in ESTIMATORS[n])).join(', ')}`,
-      { details: { field: 'algorithm.name', value: name } },
-    );
-  }
   try {
     registration.estimate(EMPTY, options);
   } catch (error) {
@@ -50,5 +51,11 @@ export function createEstimator(
       cause: error,
     });
   }
-  return (batch) => registration.estimate(batch, options);
+  const estimate = (batch: StepBatch) => registration.estimate(batch, options);
+  if (!('critic' in registration && registration.critic === true)) return estimate;
+  // PPO with GAE: the trainer trains a critic with these settings.
+  const given = options as PPOOptions;
+  return Object.assign(estimate, {
+    critic: { options: given, resolved: resolvePPOOptions(given) },
+  });
 }

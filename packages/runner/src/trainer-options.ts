@@ -2,8 +2,10 @@
  * What a {@link Trainer} is given: the model, the environments, the estimator and the run
  * config's sections it reads, and the check that refuses any other key by name.
  */
+import type { PPOOptions, ResolvedPPOOptions } from '@agentrl/algorithms';
 import {
   ConfigError,
+  type Critic,
   closestName,
   type RolloutEngine,
   type StepBatch,
@@ -17,8 +19,21 @@ import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { EnvSpec } from './rollout.ts';
 
-/** Advantage estimator: one advantage per row of the batch (from `@agentrl/algorithms`). */
-export type AdvantageEstimator = (batch: StepBatch) => ArrayLike<number>;
+/**
+ * Advantage estimator: one advantage per row of the batch (from `@agentrl/algorithms`). An
+ * estimator that needs a critic (PPO with GAE, `createEstimator('ppo', …)`) carries its options in
+ * `critic`; the trainer then trains a critic and computes per-token advantages itself, and the
+ * function gives each row's score.
+ */
+export type AdvantageEstimator = ((batch: StepBatch) => ArrayLike<number>) & {
+  readonly critic?: CriticEstimatorSettings;
+};
+
+/** What a critic estimator tells the trainer: its options as given and resolved. */
+export interface CriticEstimatorSettings {
+  readonly options: PPOOptions;
+  readonly resolved: ResolvedPPOOptions;
+}
 
 /** What the trainer reports while it works (the CLI draws progress from these). */
 export type TrainerEvent =
@@ -49,6 +64,11 @@ export interface TrainerOptions extends TrainerSettingsInput {
    * rollout and replaces its log-probs with the policy's own (`scoreResponses`).
    */
   readonly rolloutEngine?: RolloutEngine;
+  /**
+   * The critic of an estimator that needs one (PPO with GAE). Default: `policy.createCritic`,
+   * called once before the first update; the trainer saves it in each checkpoint's `critic/`.
+   */
+  readonly critic?: Critic;
   readonly logger?: Logger;
   readonly onEvent?: (event: TrainerEvent) => void;
 }
@@ -61,6 +81,7 @@ const TRAINER_OPTION_KEYS = Object.keys({
   valEnv: true,
   estimator: true,
   rolloutEngine: true,
+  critic: true,
   logger: true,
   onEvent: true,
   seed: true,

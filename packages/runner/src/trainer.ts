@@ -8,10 +8,15 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { filterGroupsWithEqualRewards } from '@agentrl/algorithms';
+import {
+  computePPOAdvantages,
+  filterGroupsWithEqualRewards,
+  type PPOAdvantages,
+} from '@agentrl/algorithms';
 import {
   assertWeightsVersion,
   ConfigError,
+  type Critic,
   DataError,
   logProbMismatch,
   type Policy,
@@ -43,12 +48,28 @@ import { mean, summary } from './stats.ts';
 
 export type {
   AdvantageEstimator,
+  CriticEstimatorSettings,
   TrainerEvent,
   TrainerOptions,
   TrainerPhase,
 } from './trainer-options.ts';
 
-import { checkTrainerKeys, type TrainerOptions } from './trainer-options.ts';
+import {
+  type CriticEstimatorSettings,
+  checkTrainerKeys,
+  type TrainerOptions,
+} from './trainer-options.ts';
+
+/** Sub-folder of a checkpoint holding the critic of a PPO run. */
+export const CRITIC_DIR = 'critic';
+
+/** The PPO (GAE) quantities of one iteration's rows, per token. */
+interface PPOStep extends PPOAdvantages {
+  /** Whitened advantages of each row's response tokens (what the actor trains on). */
+  readonly tokenAdvantages: number[][];
+  /** The mean of each row's token advantages (for the row-level metrics and filters). */
+  readonly rowAdvantages: Float64Array;
+}
 
 /**
  * The engine as a token-in / token-out policy whose every result must come from weights
@@ -108,9 +129,13 @@ export async function latestCheckpointDir(runDir: string): Promise<string | unde
   return join(root, latest.data.checkpoint);
 }
 
-/** The GiGPO / GRPO / RLOO trainer. */
+/** The GiGPO / GRPO / RLOO / PPO trainer. */
 export class Trainer {
   readonly #o: TrainerOptions;
+  /** The critic of a PPO run (created or given at the start of {@link Trainer.run}). */
+  #critic: Critic | undefined;
+  /** Whether the trainer created (and so disposes) the critic. */
+  #ownsCritic = false;
   /** The settings, parsed: every default filled in. */
   readonly #s: TrainerSettings;
   readonly #trainPool: EnvPool;
@@ -290,7 +315,11 @@ export class Trainer {
     return { records: kept, result: results, metrics };
   }
 
-  async #update(records: readonly StepRecord[], advantages: ArrayLike<number>): Promise<Metrics> {
+  async #update(
+    records: readonly StepRecord[],
+    advantages: ArrayLike<number>,
+    tokenAdvantages?: readonly (readonly number[])[],
+  ): Promise<Metrics> {
     const o = this.#o;
     const s = this.#s;
     const rows: number[] = [];
@@ -310,6 +339,9 @@ export class Trainer {
           responseTokenIds: chosen.map((i) => (records[i] as StepRecord).responseTokenIds),
           oldLogProbs: chosen.map((i) => (records[i] as StepRecord).responseLogProbs),
           advantages: chosen.map((i) => advantages[i] as number),
+          ...(tokenAdvantages !== undefined
+            ? { tokenAdvantages: chosen.map((i) => tokenAdvantages[i] as readonly number[]) }
+            : {}),
         };
         perBatch.push(await o.policy.trainStep(batch));
       }
@@ -344,6 +376,94 @@ export class Trainer {
     return out;
   }
 
+  /** The critic a PPO estimator needs: the given one, else the policy's `createCritic`. */
+  async #startCritic(settings: CriticEstimatorSettings): Promise<Critic> {
+    const o = this.#o;
+    if (o.critic !== undefined) return o.critic;
+    if (o.policy.createCritic === undefined) {
+      throw new ConfigError(
+        'algorithm.name ppo trains a critic, and this policy has no createCritic; use the tfjs model (@agentrl/runner/tfjs) or pass a critic to the Trainer',
+        { details: { field: 'algorithm.name', value: 'ppo' } },
+      );
+    }
+    const r = settings.resolved;
+    const critic = await o.policy.createCritic({
+      learningRate: r.criticLearningRate,
+      weightDecay: r.criticWeightDecay,
+      maxGradNorm: r.criticGradClip,
+      cliprangeValue: r.cliprangeValue,
+      ...(r.criticMicroBatchSize !== undefined ? { microBatchSize: r.criticMicroBatchSize } : {}),
+      seed: this.#s.seed,
+    });
+    this.#ownsCritic = true;
+    return critic;
+  }
+
+  /**
+   * The critic's values of every row (before any update of this iteration) and GAE over them
+   * (`computePPOAdvantages` of `@agentrl/algorithms`): rows are env steps, each with its episode's
+   * score on its last response token, advantages whitened over the batch's response tokens.
+   */
+  async #ppoAdvantages(
+    critic: Critic,
+    settings: CriticEstimatorSettings,
+    records: readonly StepRecord[],
+  ): Promise<PPOStep> {
+    const values = await critic.values({
+      promptTokenIds: records.map((r) => r.promptTokenIds),
+      responseTokenIds: records.map((r) => r.responseTokenIds),
+    });
+    const result = computePPOAdvantages(
+      {
+        batch: stepBatchFromRecords(records),
+        responseLengths: records.map((r) => r.responseTokenIds.length),
+        maxResponseLength: this.#s.rollout.maxNewTokens,
+        values,
+      },
+      settings.options,
+    );
+    const tokenAdvantages = result.advantages.map((row, i) =>
+      row.slice(0, (records[i] as StepRecord).responseTokenIds.length),
+    );
+    const rowAdvantages = Float64Array.from(tokenAdvantages, (row) => mean(row));
+    return { ...result, tokenAdvantages, rowAdvantages };
+  }
+
+  /**
+   * The critic's update (verl's `update_critic`): `ppoEpochs` passes over the rows in order, in
+   * mini-batches of `training.miniBatchSize` rows, one optimizer step each on the clipped value
+   * loss over the critic's positions (the state before each response token and the one after).
+   */
+  async #updateCritic(
+    critic: Critic,
+    records: readonly StepRecord[],
+    ppo: PPOStep,
+  ): Promise<Metrics> {
+    const s = this.#s;
+    const size = s.training.miniBatchSize;
+    const perBatch: Record<string, number>[] = [];
+    for (let epoch = 0; epoch < s.training.ppoEpochs; epoch++) {
+      for (let start = 0; start < records.length; start += size) {
+        const end = Math.min(records.length, start + size);
+        const rows = records.slice(start, end);
+        perBatch.push(
+          await critic.trainStep({
+            promptTokenIds: rows.map((r) => r.promptTokenIds),
+            responseTokenIds: rows.map((r) => r.responseTokenIds),
+            oldValues: ppo.values.slice(start, end),
+            returns: ppo.returns.slice(start, end),
+            mask: ppo.criticMask.slice(start, end),
+          }),
+        );
+      }
+    }
+    const out: Metrics = {};
+    for (const [k, v] of Object.entries(averageMetrics(perBatch))) out[`critic/${k}`] = v;
+    out['critic/miniBatches'] = perBatch.length;
+    out['critic/optimizerSteps'] = perBatch.filter((m) => !(m.skipped === 1)).length;
+    return out;
+  }
+
   async #checkpoint(state: TrainerState): Promise<string> {
     const o = this.#o;
     const s = this.#s;
@@ -354,6 +474,11 @@ export class Trainer {
       const modelDir = join(tmp, 'model');
       await mkdir(modelDir, { recursive: true });
       await o.policy.save(modelDir);
+      if (this.#critic !== undefined) {
+        const criticDir = join(tmp, CRITIC_DIR);
+        await mkdir(criticDir, { recursive: true });
+        await this.#critic.save(criticDir);
+      }
       await writeJsonAtomic(join(tmp, 'state.json'), state);
     });
     await writeJsonAtomic(join(root, 'latest.json'), { checkpoint: name });
@@ -385,6 +510,10 @@ export class Trainer {
     const o = this.#o;
     const s = this.#s;
     await mkdir(s.runDir, { recursive: true });
+    const ppoSettings = o.estimator.critic;
+    // The critic starts as a copy of the policy the RL phase starts from (verl: the same checkpoint).
+    if (ppoSettings !== undefined && this.#critic === undefined)
+      this.#critic = await this.#startCritic(ppoSettings);
     let start = 0;
     let metricsLines = 0;
     let resumedFrom: number | undefined;
@@ -398,6 +527,16 @@ export class Trainer {
           );
         }
         await o.policy.load(join(latest.dir, 'model'));
+        if (this.#critic !== undefined) {
+          const criticDir = join(latest.dir, CRITIC_DIR);
+          if (!existsSync(criticDir)) {
+            throw new DataError(
+              `${latest.dir} has no ${CRITIC_DIR}/ folder, and this run trains a critic (algorithm.name ppo); resume with the algorithm the run was started with, or start a new run`,
+              { details: { field: 'checkpoint', path: criticDir } },
+            );
+          }
+          await this.#critic.load(criticDir);
+        }
         start = latest.state.nextIteration;
         metricsLines = latest.state.metricsLines;
         resumedFrom = start;
@@ -448,7 +587,17 @@ export class Trainer {
         o.onEvent?.({ type: 'phase', iteration, phase: 'advantage' });
         t0 = performance.now();
         const records = rollout.records;
-        const advantages = records.length > 0 ? o.estimator(stepBatchFromRecords(records)) : [];
+        const critic = this.#critic;
+        const ppo =
+          ppoSettings !== undefined && critic !== undefined && records.length > 0
+            ? await this.#ppoAdvantages(critic, ppoSettings, records)
+            : undefined;
+        const advantages =
+          ppo !== undefined
+            ? ppo.rowAdvantages
+            : records.length > 0 && ppoSettings === undefined
+              ? o.estimator(stepBatchFromRecords(records))
+              : [];
         if (advantages.length !== records.length) {
           throw new DataError(
             `the advantage estimator returned ${advantages.length} values for ${records.length} rows; it must return one per row`,
@@ -457,7 +606,8 @@ export class Trainer {
         }
         metrics['time/advantage'] = (performance.now() - t0) / 1000;
         Object.assign(metrics, stepGroupMetrics(records));
-        const advList = Array.from(advantages);
+        // PPO: the statistics are over response tokens (the whitened advantages the actor sees).
+        const advList = ppo !== undefined ? ppo.tokenAdvantages.flat() : Array.from(advantages);
         const adv = summary(advList);
         metrics['advantage/mean'] = adv.mean;
         metrics['advantage/min'] = adv.min;
@@ -468,7 +618,23 @@ export class Trainer {
 
         o.onEvent?.({ type: 'phase', iteration, phase: 'update' });
         t0 = performance.now();
-        Object.assign(metrics, await this.#update(records, advantages));
+        if (ppo !== undefined && critic !== undefined && ppoSettings !== undefined) {
+          const values = ppo.values.flat();
+          metrics['critic/valuesMean'] = values.length === 0 ? 0 : mean(values);
+          metrics['critic/returnsMean'] = mean(
+            ppo.returns.flatMap((row, i) =>
+              row.slice(0, (records[i] as StepRecord).responseTokenIds.length),
+            ),
+          );
+          // verl: the critic first, then the actor once critic_warmup <= global_step (1-based).
+          Object.assign(metrics, await this.#updateCritic(critic, records, ppo));
+          metrics['time/updateCritic'] = (performance.now() - t0) / 1000;
+          if (ppoSettings.resolved.criticWarmup <= iteration + 1)
+            Object.assign(metrics, await this.#update(records, advantages, ppo.tokenAdvantages));
+          else metrics['update/criticWarmup'] = 1;
+        } else {
+          Object.assign(metrics, await this.#update(records, advantages));
+        }
         metrics['time/update'] = (performance.now() - t0) / 1000;
         metrics['time/iteration'] = (performance.now() - tIter) / 1000;
 
@@ -512,8 +678,13 @@ export class Trainer {
     return { iterations: s.training.iterations, finalMetrics, resumedFrom };
   }
 
-  /** Closes the environment pools. */
+  /** Closes the environment pools (and frees a critic the trainer created). */
   async close(): Promise<void> {
     await Promise.all([this.#trainPool.close(), this.#valPool.close()]);
+    if (this.#ownsCritic) {
+      this.#critic?.dispose?.();
+      this.#critic = undefined;
+      this.#ownsCritic = false;
+    }
   }
 }

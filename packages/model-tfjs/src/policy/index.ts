@@ -5,6 +5,7 @@
  */
 
 export { LORA_BASE_FILE, type LoRABase } from '@agentrl/core/checkpoint';
+export { TfjsCritic, type TfjsCriticOptions, VALUE_HEAD_FILE } from './critic.ts';
 export {
   createFreshCausalLM,
   createFreshPolicy,

@@ -12,6 +12,8 @@ import { join, resolve } from 'node:path';
 import type { ActorLossOptions } from '@agentrl/algorithms';
 import {
   ConfigError,
+  type Critic,
+  type CriticOptions,
   DataError,
   type GenerationResult,
   type Policy,
@@ -37,6 +39,7 @@ import {
   readSafetensors,
   writeSafetensors,
 } from '../index.ts';
+import { TfjsCritic } from './critic.ts';
 
 /** Sub-folder of a checkpoint holding the frozen KL reference's weights. */
 const REFERENCE_DIR = 'reference';
@@ -157,7 +160,8 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
       promptIds: batch.promptTokenIds[i] as readonly number[],
       responseIds: batch.responseTokenIds[i] as readonly number[],
       oldLogProbs: batch.oldLogProbs[i] as readonly number[],
-      advantage,
+      // Per-token advantages (PPO with a critic) replace the row's broadcast one.
+      advantage: batch.tokenAdvantages?.[i] ?? advantage,
       ...(ref ? { refLogProbs: ref[i] as number[] } : {}),
     }));
     const result = await this.model.trainStep(samples, {
@@ -172,6 +176,18 @@ export class TfjsTrainablePolicy implements TrainablePolicy, Policy {
       ...result.metrics,
       numTensors: tf.memory().numTensors,
     };
+  }
+
+  /**
+   * A critic for PPO with GAE: a copy of the current weights with a fresh scalar value head and
+   * its own AdamW (`TfjsCritic`); its value loss aggregates like this policy's actor loss unless
+   * `options.lossAggMode` says otherwise (verl's critic takes the actor's mode).
+   */
+  async createCritic(options: CriticOptions): Promise<Critic> {
+    return TfjsCritic.fromModel(this.model, {
+      ...options,
+      lossAggMode: options.lossAggMode ?? this.options.loss?.lossAggMode ?? 'token-mean',
+    });
   }
 
   async sftStep(batch: SftBatch): Promise<Record<string, number>> {
