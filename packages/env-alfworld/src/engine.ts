@@ -318,10 +318,7 @@ export class AlfworldEngine {
       const visible = this.#visible(r);
       for (const o of this.#receptacleContents[r] as number[]) {
         const obj = objs[o] as { name: string; pickupable: boolean; toggleable: boolean };
-        if (visible) {
-          if (held < 0 && obj.pickupable) out.push(`take ${obj.name} from ${rec.name}`);
-          out.push(`examine ${obj.name}`);
-        }
+        if (visible && held < 0 && obj.pickupable) out.push(`take ${obj.name} from ${rec.name}`);
         if (obj.toggleable) out.push(`use ${obj.name}`);
       }
       if (heldObj !== undefined) {
@@ -337,6 +334,11 @@ export class AlfworldEngine {
       }
     }
     if (held >= 0) {
+      // `examine <o>` is admissible for the held object only. Upstream's PDDL domain
+      // (alfworld/data/alfred.pddl, action examineObject) also has a branch for an object lying
+      // in a visible receptacle here, but declares it `(exists (?l - location, ?r - receptacle)`:
+      // the planner reads the type `location,` with the comma, which no object has, so that
+      // branch never holds and the real engine (alfworld 0.4.2, 0.3.5) answers `Nothing happens.`
       out.push(`examine ${heldName}`);
       if (this.#isKnife[held] === 1) {
         for (const o of this.#sliceableObjects) {
