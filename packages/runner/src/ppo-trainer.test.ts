@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DataError } from '@agentrl/core';
 import {
   buildWordVocabulary,
   createCausalLM,
@@ -8,7 +9,7 @@ import {
 } from '@agentrl/model-tfjs';
 import { type TfjsCritic, TfjsTrainablePolicy, VALUE_HEAD_FILE } from '@agentrl/model-tfjs/policy';
 import { describe, expect, it } from 'vitest';
-import { corridorSpec } from '../test/helpers.ts';
+import { corridorSpec, meanBaselineEstimator } from '../test/helpers.ts';
 import { tempDir } from '../test/temp-dir.ts';
 import { parseRunConfig } from './config.ts';
 import { createEstimator } from './estimators.ts';
@@ -164,6 +165,22 @@ describe('PPO with a critic in the trainer', () => {
     }
     straight.dispose();
     resumed.dispose();
+  });
+});
+
+describe('resuming a PPO run', () => {
+  it('refuses a checkpoint without a critic, naming the folder and the fix', async () => {
+    const runDir = tempDir('agentrl-ppo-nocritic-');
+    const policy = await tinyPolicy(1);
+    await new Trainer({ ...options(runDir, policy, 1), estimator: meanBaselineEstimator }).run();
+    const error = await new Trainer(options(runDir, policy, 2))
+      .run({ resume: true })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataError);
+    expect(String(error)).toMatch(
+      /has no critic\/ folder.*resume with the algorithm the run was started with/,
+    );
+    policy.dispose();
   });
 });
 

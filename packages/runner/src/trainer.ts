@@ -324,7 +324,12 @@ export class Trainer {
     const s = this.#s;
     const rows: number[] = [];
     for (let i = 0; i < records.length; i++) {
-      if (s.training.dropZeroAdvantageRows && advantages[i] === 0) continue;
+      // With per-token advantages (PPO) a row carries nothing only when every token's is 0.
+      const zero =
+        tokenAdvantages !== undefined
+          ? (tokenAdvantages[i] as readonly number[]).every((a) => a === 0)
+          : advantages[i] === 0;
+      if (s.training.dropZeroAdvantageRows && zero) continue;
       rows.push(i);
     }
     const size = s.training.miniBatchSize;

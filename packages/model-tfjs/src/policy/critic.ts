@@ -165,8 +165,9 @@ export class TfjsCritic implements Critic {
   /**
    * One AdamW step on the clipped value loss over the batch, in micro-batches of
    * `microBatchSize` rows whose losses are divided by the micro-batch count and whose gradients are
-   * summed (as verl's `update_critic`); the global norm is clipped and a non-finite one skips the
-   * step.
+   * summed (as verl's `update_critic`; verl divides by the count of a full mini-batch, so its short
+   * last mini-batch weighs less, where here every batch weighs the same); the global norm is
+   * clipped and a non-finite one skips the step.
    */
   async trainStep(batch: CriticTrainBatch): Promise<Record<string, number>> {
     const n = batch.promptTokenIds.length;
