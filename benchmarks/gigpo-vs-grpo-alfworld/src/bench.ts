@@ -1,10 +1,12 @@
 /**
  * `pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench` — runs every job of the benchmark
- * (per seed: a warm start, then a GiGPO arm and a GRPO arm from it, then the final evaluation of
- * all three on more held-out games) as separate processes, two at a time (one per core), then
- * writes results.json and results.md from the per-run JSON files (the kit's driver). Flags: --out
- * DIR (default runs/<budget>: full, long with BENCH_BUDGET=long, smoke with BENCH_SMOKE=1;
- * git-ignored), --parallel N (default 2), --seeds 0,1,… (default all five), --summary-only.
+ * (per seed: a warm start, then one RL job per arm from it, then the final evaluation of the
+ * warm start and every arm on more held-out games) as separate processes, two at a time (one per
+ * core), then writes results.json and results.md (laid out as the paper's Table 1) from the per-job
+ * JSON files (the kit's driver). Flags: --arms A,B (default: every arm of the kit's ARMS the runner
+ * trains), --out DIR (default runs/<budget>: full, long with BENCH_BUDGET=long, smoke with
+ * BENCH_SMOKE=1; git-ignored), --parallel N (default 2), --seeds 0,1,… (default all five),
+ * --summary-only.
  */
 import { fileURLToPath } from 'node:url';
 import { runBench } from '@agentrl-bench/gigpo-vs-grpo-kit';

@@ -1,7 +1,8 @@
+import { ALFWORLD_TASK_TYPES } from '@agentrl/env-alfworld';
 import { FULL_BUDGET as MAIN_JOB_BUDGET } from '@agentrl/example-alfworld-gigpo';
-import { FINAL_EVAL_EPISODES, warmRecipe } from '@agentrl-bench/gigpo-vs-grpo-kit';
+import { ARMS, FINAL_EVAL_EPISODES, warmRecipe } from '@agentrl-bench/gigpo-vs-grpo-kit';
 import { describe, expect, it } from 'vitest';
-import { ALFWORLD, FULL_BUDGET } from './config.ts';
+import { ALFWORLD, FULL_BUDGET, PAPER_TABLE_1, TASK_TYPES } from './config.ts';
 
 describe('the ALFWorld benchmark budget', () => {
   it("trains with the main job's recipe, validating on fewer games, five times", () => {
@@ -25,5 +26,19 @@ describe('the ALFWorld benchmark budget', () => {
     expect(long.iterations).toBe(3 * FULL_BUDGET.iterations);
     expect(warmRecipe(long)).toEqual(warmRecipe(FULL_BUDGET));
     expect(warmRecipe(smoke)).not.toEqual(warmRecipe(FULL_BUDGET));
+  });
+
+  it("counts the six task types as the paper's columns, and quotes the paper's row for every arm", () => {
+    expect(TASK_TYPES.map((t) => t.name)).toEqual([...ALFWORLD_TASK_TYPES]);
+    expect(TASK_TYPES.map((t) => t.label)).toEqual([
+      'pick',
+      'look',
+      'clean',
+      'heat',
+      'cool',
+      'pick2',
+    ]);
+    expect(ALFWORLD.successLabel).toBe('All');
+    expect(Object.keys(PAPER_TABLE_1.rows)).toEqual(Object.keys(ARMS));
   });
 });

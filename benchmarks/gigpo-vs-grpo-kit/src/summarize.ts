@@ -457,9 +457,10 @@ function resultsTable(
         const c = cellCount(column, r);
         return c === undefined ? [] : [c];
       });
-      if (counts.length === 0) continue;
       const wins = counts.reduce((a, c) => a + c.wins, 0);
       const n = counts.reduce((a, c) => a + c.episodes, 0);
+      // No episode of this column (a task type no held-out game drew): no cell.
+      if (n === 0) continue;
       cells[column.key] = { wins, ...wilsonInterval(wins, n) };
     }
     return { arm: name, label, cells, seeds: entries.length };

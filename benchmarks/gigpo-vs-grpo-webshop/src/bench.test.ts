@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FULL_BUDGET as DEMO_BUDGET } from '@agentrl/example-webshop-gigpo';
-import { type BenchSummary, FINAL_EVAL_EPISODES } from '@agentrl-bench/gigpo-vs-grpo-kit';
+import {
+  type BenchSummary,
+  FINAL_EVAL_EPISODES,
+  resolvedAlgorithm,
+} from '@agentrl-bench/gigpo-vs-grpo-kit';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BENCH_RECIPE, FULL_BUDGET } from './config.ts';
 
@@ -28,19 +32,29 @@ function runBench(args: readonly string[]): Promise<{ code: number | null; stder
 }
 
 describe('the WebShop benchmark', () => {
-  it('runs one seed on the smoke budget (warm start, both arms, final evaluation) into a summary with the WebShop score, and keeps every job on a rerun', async () => {
+  it('runs one seed on the smoke budget (warm start, two arms, final evaluation) into a summary with the WebShop score, and keeps every job on a rerun', async () => {
     const out = mkdtempSync(join(tmpdir(), 'agentrl-webshop-bench-'));
     onTestFinished(() => rmSync(out, { recursive: true, force: true }));
-    const first = await runBench(['--seeds', '0', '--out', out]);
+    const arms = ['grpo', 'gigpo-mean_std_norm'];
+    const flags = ['--seeds', '0', '--arms', arms.join(','), '--out', out];
+    const first = await runBench(flags);
     expect(first.code, first.stderr).toBe(0);
     const summary = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as BenchSummary;
     expect(summary.seeds).toEqual([0]);
     expect(summary.arms.map((a) => a.perSeed.length)).toEqual([1, 1]);
+    expect(summary.records.map((r) => [r.arm, r.seed, r.episodes])).toEqual(
+      arms.map((arm) => [arm, 0, FINAL_EVAL_EPISODES.smoke]),
+    );
+    for (const r of summary.records) {
+      expect(typeof r.score).toBe('number');
+      expect(r.algorithm).toEqual(resolvedAlgorithm(r.arm, summary.budget));
+      expect(r.cpuSeconds).toBeGreaterThan(0);
+    }
     const [evaluation] = summary.finalEval.perSeed;
     expect(evaluation?.warm.n).toBe(FINAL_EVAL_EPISODES.smoke);
-    expect(Object.keys(evaluation?.arms ?? {})).toEqual(['gigpo', 'grpo']);
+    expect(Object.keys(evaluation?.arms ?? {})).toEqual(arms);
     const scores = summary.finalEval.metrics?.score?.perSeed[0]?.values ?? {};
-    expect(Object.keys(scores).sort()).toEqual(['gigpo', 'grpo', 'warm']);
+    expect(Object.keys(scores).sort()).toEqual([...arms, 'warm'].sort());
     for (const value of Object.values(scores)) {
       expect(value).toBeGreaterThanOrEqual(0);
       expect(value).toBeLessThanOrEqual(100);
@@ -49,12 +63,16 @@ describe('the WebShop benchmark', () => {
       expect(arm.metricCurves?.score?.map((c) => c.iteration)).toEqual(
         arm.validationCurve.map((c) => c.iteration),
       );
-    expect(readFileSync(join(out, 'results.md'), 'utf8')).toContain(
+    const markdown = readFileSync(join(out, 'results.md'), 'utf8');
+    expect(markdown).toContain(
       `WebShop score in the final evaluation on ${FINAL_EVAL_EPISODES.smoke} held-out goals`,
+    );
+    expect(markdown).toContain(
+      '| method | arm | WebShop score | success | paper: WebShop score | paper: success |',
     );
     expect(existsSync(join(out, 'report-compare.html'))).toBe(true);
 
-    const again = await runBench(['--seeds', '0', '--out', out]);
+    const again = await runBench(flags);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr.match(/kept the result already in/g)).toHaveLength(4);
   }, 0);

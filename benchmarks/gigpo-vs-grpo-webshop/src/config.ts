@@ -1,8 +1,8 @@
 /**
  * The WebShop benchmark: its budget is the WebShop demo's recipe (examples/webshop-gigpo,
  * `FULL_BUDGET`), imported, with the warm-start and RL lengths its runs used pinned here; its env the demo's generated catalogue
- * (one per seed), trained on the train split and validated on the test split's goals. Both arms
- * of a seed start from the same saved warm start. The jobs, the driver and the summary are the
+ * (one per seed), trained on the train split and validated on the test split's goals. Every arm
+ * of a seed starts from the same saved warm start. The jobs, the driver and the summary are the
  * kit's (`@agentrl-bench/gigpo-vs-grpo-kit`); the summary carries the WebShop score beside
  * success.
  */
@@ -15,7 +15,12 @@ import {
   expertPolicy,
   expertResponse,
 } from '@agentrl/example-webshop-gigpo';
-import { type Benchmark, benchBudgets, resolveBench } from '@agentrl-bench/gigpo-vs-grpo-kit';
+import {
+  type Benchmark,
+  benchBudgets,
+  type PaperReference,
+  resolveBench,
+} from '@agentrl-bench/gigpo-vs-grpo-kit';
 
 /**
  * The recipe this benchmark's five seeds run with: the demo's as it was when the run started
@@ -61,6 +66,22 @@ export const BUDGETS = benchBudgets(DEMO_FIELDS, BENCH_RECIPE, { catalogue: 60, 
 export const FULL_BUDGET = BUDGETS.full;
 
 /**
+ * The paper's WebShop score and success (%), Qwen2.5-1.5B-Instruct, per row of its Table 1, printed
+ * beside ours (the paper gives no score for RLOO).
+ */
+export const PAPER_TABLE_1: PaperReference = {
+  source:
+    'Feng et al. 2025, arXiv 2505.10978, Table 1, Qwen2.5-1.5B-Instruct, WebShop score and success; as quoted, not checked against the paper here',
+  rows: {
+    ppo: { score: 73.8, success: 51.5 },
+    rloo: { success: 52.1 },
+    grpo: { score: 75.8, success: 56.8 },
+    'gigpo-mean_std_norm': { score: 83.1, success: 65.0 },
+    'gigpo-mean_norm': { score: 83.5, success: 67.4 },
+  },
+};
+
+/**
  * The benchmark: the seed's generated catalogue, the demo's tiny agent, compact prompt and
  * expert; held-out episode g plays test goal g.
  */
@@ -72,6 +93,7 @@ export const WEBSHOP: Benchmark<typeof FULL_BUDGET> = {
   budgets: BUDGETS,
   warmFields: ['catalogue'],
   metrics: WEBSHOP_METRICS.map(({ name, label }) => ({ name, label })),
+  paper: PAPER_TABLE_1,
   agent: (budget, seed) => createTinyAgent(demoShop(seed, budget.catalogue), budget, seed),
   trainEnv: (budget, seed) =>
     envSpec(demoShop(seed, budget.catalogue), budget.maxTurns, 'train', BENCH_PROMPT),
