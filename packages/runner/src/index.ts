@@ -1,5 +1,5 @@
 /**
- * @agentrl/runner — grouped rollouts, the GiGPO / GRPO / RLOO trainer, evaluation, run reports
+ * @agentrl/runner — grouped rollouts, the GiGPO / GRPO / RLOO / PPO trainer, evaluation, run reports
  * and the `agentrl` CLI.
  */
 
@@ -95,6 +95,8 @@ export {
 export { mean, summary, wilsonInterval } from './stats.ts';
 export {
   type AdvantageEstimator,
+  CRITIC_DIR,
+  type CriticEstimatorSettings,
   latestCheckpointDir,
   Trainer,
   type TrainerEvent,
