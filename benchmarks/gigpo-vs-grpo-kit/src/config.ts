@@ -158,8 +158,9 @@ const GIGPO_SHARED = { gamma: 0.95, stepAdvantageWeight: 1 } as const;
  * start, same budget, only the algorithm differs. GiGPO's two rows are its two normalisations
  * (`mode`: `mean_std_norm` divides both levels by the group's std, `mean_norm` does not). The
  * invalid-action penalty is the budget's, added to every arm's options by the job. `ppo` is PPO
- * with a critic (verl-agent's PPO options, their defaults); an arm the runner cannot train yet (PPO
- * until its trainer trains a critic) is refused by name with the runner's reason (`checkArms`).
+ * with a critic (verl-agent's PPO options, their defaults; the runner's trainer trains the
+ * critic); an arm the runner cannot train is refused by name with the runner's reason
+ * (`checkArms`).
  */
 export const ARMS: Readonly<Record<string, ArmSpec>> = {
   ppo: { label: 'PPO (with critic)', algorithm: { name: 'ppo', options: {} } },
@@ -183,8 +184,8 @@ export type ArmRefusal = (arm: string) => string | undefined;
 
 /**
  * The arms a run has unless `--arms` picks others: every arm of {@link ARMS}, in its order, that
- * the runner can train at run time (`refusal` says why not). PPO with a critic joins them as soon
- * as the runner trains it: no list to edit.
+ * the runner can train at run time (`refusal` says why not), so the list follows what the runner
+ * trains (PPO with a critic among them once its trainer trained the critic): no list to edit.
  */
 export function defaultArmsOf(refusal: ArmRefusal): string[] {
   return Object.keys(ARMS).filter((arm) => refusal(arm) === undefined);
@@ -222,7 +223,7 @@ export function checkArms(names: readonly string[], refusal: ArmRefusal): string
     const why = refusal(name);
     if (why !== undefined)
       throw new ConfigError(
-        `--arms: arm "${name}" (${arm.label}) cannot be trained yet: ${why}; leave it out, e.g. --arms ${defaultArmsOf(refusal).join(',')}`,
+        `--arms: arm "${name}" (${arm.label}) cannot be trained: ${why}; leave it out, e.g. --arms ${defaultArmsOf(refusal).join(',')}`,
         { details: { field: 'arms', value: name } },
       );
     if (seen.has(name)) throw new ConfigError(`--arms: arm "${name}" is named twice`);

@@ -159,16 +159,16 @@ describe('the arms', () => {
     expect(() => parseDriverArgs(['--arms', 'grpo,grpo'], 'full')).toThrow(/named twice/);
     const noPpo = (arm: string) => (arm === 'ppo' ? 'no critic here' : undefined);
     expect(() => checkArms(['grpo', 'ppo'], noPpo)).toThrow(
-      '--arms: arm "ppo" (PPO (with critic)) cannot be trained yet: no critic here; leave it out, e.g. --arms rloo,grpo,gigpo-mean_std_norm,gigpo-mean_norm',
+      '--arms: arm "ppo" (PPO (with critic)) cannot be trained: no critic here; leave it out, e.g. --arms rloo,grpo,gigpo-mean_std_norm,gigpo-mean_norm',
     );
     expect(checkArms(['ppo'], () => undefined)).toEqual(['ppo']);
-    // The runner's own reason, while it refuses PPO.
+    // The runner's own reason, should it refuse PPO.
     const why = armRefusal('ppo');
     if (why !== undefined) {
       expect(why).toMatch(/ppo/);
       expect(() => parseDriverArgs(['--arms', 'ppo'], 'full')).toThrow(why);
       expect(() => parseJobArgs(['--seed', '0', '--phase', 'ppo'])).toThrow(
-        /cannot be trained yet/,
+        /cannot be trained/,
       );
     }
   });
