@@ -167,9 +167,7 @@ describe('the arms', () => {
     if (why !== undefined) {
       expect(why).toMatch(/ppo/);
       expect(() => parseDriverArgs(['--arms', 'ppo'], 'full')).toThrow(why);
-      expect(() => parseJobArgs(['--seed', '0', '--phase', 'ppo'])).toThrow(
-        /cannot be trained/,
-      );
+      expect(() => parseJobArgs(['--seed', '0', '--phase', 'ppo'])).toThrow(/cannot be trained/);
     }
   });
 });
