@@ -23,7 +23,14 @@ export type ErrorCode =
   | 'DOWNLOAD_FAILED'
   | 'UNREACHABLE'
   | 'TRUNCATED'
-  | 'CHECKSUM_MISMATCH';
+  | 'CHECKSUM_MISMATCH'
+  | 'USAGE'
+  | 'RUN_EXISTS'
+  | 'NOTHING_TO_RESUME'
+  | 'NOT_A_RUN'
+  | 'PORT_IN_USE'
+  | 'NOT_WRITABLE'
+  | 'ENV_NOT_READY';
 
 /** Options accepted by every agentrl error. */
 export interface AgentRLErrorOptions {

@@ -51,7 +51,9 @@ export const FLAG_HELP: Record<FlagName, { readonly value?: string; readonly tex
   seed: { value: 'N', text: 'the run seed (config key seed)' },
   iterations: { value: 'N', text: 'training iterations (training.iterations)' },
   'run-dir': { value: 'DIR', text: 'the run folder (runDir)' },
-  resume: { text: 'continue the run in --run-dir from its latest checkpoint' },
+  resume: {
+    text: 'continue the run in --run-dir from its latest checkpoint (with no --config or --preset, its saved config)',
+  },
   checkpoint: {
     value: 'DIR',
     text: 'eval: the checkpoint to score (a checkpoints/iter-NNNNNN folder); serve: the weights served from the start',
@@ -90,7 +92,9 @@ export const FLAG_HELP: Record<FlagName, { readonly value?: string; readonly tex
     value: 'DIR',
     text: 'data: the dataset folder (default: where the environment looks, see below)',
   },
-  force: { text: 'data: replace the dataset folder when it already exists' },
+  force: {
+    text: 'train: start over in a --run-dir that holds a run (deletes its checkpoints, metrics and samples); data: replace the dataset folder when it already exists',
+  },
   mirror: {
     value: 'URL',
     text: 'data: fetch each file from URL/<dataset>/<file name> instead of its upstream address',
@@ -112,13 +116,19 @@ export const COMMANDS: Record<
 > = {
   train: {
     summary: `train a policy with an advantage estimator (${ESTIMATOR_NAMES.join(', ')}) and write the run folder and its report`,
-    usage: ['agentrl train --config run.yaml [--resume]', 'agentrl train --preset alfworld-cpu'],
-    flags: ['config', 'preset', 'set', 'seed', 'iterations', 'run-dir', 'resume'],
+    usage: [
+      'agentrl train --config run.yaml [--run-dir DIR] [--force]',
+      'agentrl train --preset alfworld-cpu',
+      'agentrl train --resume --run-dir DIR   (the run folder keeps its config)',
+    ],
+    flags: ['config', 'preset', 'set', 'seed', 'iterations', 'run-dir', 'resume', 'force'],
     more: estimatorHelp,
   },
   eval: {
     summary: 'score a checkpoint, the configured model or an OpenAI-compatible endpoint',
     usage: [
+      'agentrl eval --checkpoint RUN_DIR/checkpoints/iter-NNNNNN [--episodes N]   (the run folder keeps its config)',
+      'agentrl eval --run-dir RUN_DIR   (its latest checkpoint)',
       'agentrl eval --config run.yaml [--checkpoint DIR] [--split valid_unseen] [--episodes N]',
       'agentrl eval --config run.yaml --base-url URL --model-name NAME',
     ],
@@ -137,7 +147,10 @@ export const COMMANDS: Record<
   },
   sft: {
     summary: 'warm-start the model on expert demonstrations (written to RUN_DIR/sft/model)',
-    usage: ['agentrl sft --config run.yaml [--demos demos.jsonl]'],
+    usage: [
+      'agentrl sft --config run.yaml [--demos demos.jsonl]',
+      'agentrl sft --run-dir RUN_DIR   (the run folder keeps its config)',
+    ],
     flags: ['config', 'preset', 'set', 'seed', 'run-dir', 'demos'],
   },
   report: {
@@ -243,6 +256,27 @@ export function version(): string {
   const path = fileURLToPath(new URL('../package.json', import.meta.url));
   if (!existsSync(path)) return 'unknown';
   return (JSON.parse(readFileSync(path, 'utf8')) as { version?: string }).version ?? 'unknown';
+}
+
+/**
+ * `argv` with a negative number after a flag that takes a value joined to it (`--iterations -1`
+ * becomes `--iterations=-1`): `parseArgs` would take `-1` for an option and stop with "argument
+ * is ambiguous", where the command can say which values the flag takes.
+ */
+export function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    const option =
+      name !== undefined && Object.hasOwn(OPTIONS, name) ? OPTIONS[name as FlagName] : undefined;
+    if (option?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 }
 
 /**

@@ -16,11 +16,13 @@ import {
 import { OpenAICompatibleAgent } from '@agentrl/model-openai';
 import { policyAgent, type RolloutAgent, rolloutAgentOptions } from './agent.ts';
 import { dataCommand } from './cli-data.ts';
+import { RunFolderError, reportLine, UsageError } from './cli-errors.ts';
 import {
   COMMANDS,
   commandUsage,
   type FlagName,
   type Flags,
+  joinNegativeValues,
   OPTIONS,
   scan,
   USAGE,
@@ -35,6 +37,8 @@ import {
   parseRunConfig,
   type RunConfig,
   readConfigFile,
+  trainingSchema,
+  validationSchema,
   withoutNulls,
 } from './config.ts';
 import { startEnvServe } from './env-serve.ts';
@@ -48,10 +52,18 @@ import { createConsoleProgress } from './progress.ts';
 import { writeReport } from './report.ts';
 import { type OverlayRun, writeOverlayReport } from './report-overlay.ts';
 import { createRolloutEngine } from './rollout-engines.ts';
+import {
+  checkCheckpointExists,
+  ensureWritableFolder,
+  prepareTrainFolder,
+  requireSavedConfig,
+  runFolderOfCheckpoint,
+  savedRunConfig,
+} from './run-folder.ts';
 import { hashFolder, writeRunInfo } from './run-info.ts';
 import { startServe } from './serve.ts';
 import { collectDemonstrations, type Demonstration, runSft } from './sft.ts';
-import { type AdvantageEstimator, Trainer } from './trainer.ts';
+import { type AdvantageEstimator, latestCheckpointDir, Trainer } from './trainer.ts';
 
 /** Where the CLI writes (tests capture it). */
 export interface CliIO {
@@ -59,17 +71,37 @@ export interface CliIO {
   readonly stderr: NodeJS.WriteStream;
 }
 
-/** Preset → config file → flags, then validation (before any work). */
-export function resolveConfig(flags: Flags): RunConfig {
+/**
+ * A run folder's part in a config: `all`, its saved config is the base (no --config or --preset
+ * given); `model`, the model section comes from it (the run of an evaluated checkpoint), over
+ * the preset's and the file's. Either way the config's `runDir` is `dir`.
+ */
+export interface RunFolderLayer {
+  readonly dir: string;
+  readonly saved: Record<string, unknown> | undefined;
+  readonly use: 'all' | 'model';
+}
+
+/**
+ * Preset → config file (or a run folder's saved config) → flags, then validation (before any
+ * work).
+ */
+export function resolveConfig(flags: Flags, run?: RunFolderLayer): RunConfig {
   let preset: Record<string, unknown> | undefined;
-  if (flags.preset !== undefined) {
+  if (flags.preset !== undefined && run?.use !== 'all') {
     preset = PRESETS[flags.preset] as Record<string, unknown> | undefined;
-    if (!preset)
-      throw new Error(
-        `--preset "${flags.preset}" is unknown; use one of ${Object.keys(PRESETS).join(', ')}`,
+    if (!preset) {
+      const near = closestName(flags.preset, Object.keys(PRESETS));
+      throw new ConfigError(
+        `--preset "${flags.preset}" is unknown${near ? `; did you mean "${near}"?` : ''} Use one of ${Object.keys(PRESETS).join(', ')}, or --config <file>`,
+        { details: { field: '--preset', value: flags.preset } },
       );
+    }
   }
-  const file = flags.config === undefined ? undefined : readConfigFile(flags.config);
+  const file =
+    flags.config === undefined || run?.use === 'all' ? undefined : readConfigFile(flags.config);
+  const base: Record<string, unknown> | undefined =
+    run?.use === 'all' && run.saved !== undefined ? { ...run.saved, runDir: run.dir } : undefined;
   const sets = [...(flags.set ?? [])];
   if (flags.seed !== undefined) sets.push(`seed=${flags.seed}`);
   if (flags.iterations !== undefined) sets.push(`training.iterations=${flags.iterations}`);
@@ -82,7 +114,7 @@ export function resolveConfig(flags: Flags): RunConfig {
   if (flags['model-name'] !== undefined) sets.push(`model.name=${flags['model-name']}`);
   // An env's module and options belong to its id: a layer (preset, then config file) whose
   // env.id a later layer replaces contributes no env settings.
-  let envId = envIdOf(file) ?? envIdOf(preset);
+  let envId = envIdOf(base) ?? envIdOf(file) ?? envIdOf(preset);
   for (const s of sets) {
     const { keys, value } = parseOverride(s);
     if (keys.join('.') === 'env.id' && typeof value === 'string') envId = value;
@@ -90,13 +122,40 @@ export function resolveConfig(flags: Flags): RunConfig {
       envId = envIdOf({ env: value });
   }
   let raw: Record<string, unknown> = {};
-  for (const layer of [preset, file]) {
+  for (const layer of [preset, file, base]) {
     if (layer === undefined) continue;
     const own = envIdOf(layer);
     raw = mergeConfig(raw, own !== undefined && own !== envId ? withoutEnv(layer) : layer);
   }
+  if (run !== undefined) {
+    // The checkpoint wins: its run's model (architecture, tokenizer folder) and its run folder.
+    if (run.use === 'model' && run.saved?.model !== undefined) raw.model = run.saved.model;
+    raw.runDir = run.dir;
+  }
   for (const s of sets) raw = applyOverride(raw, s);
-  return parseRunConfig(withoutNulls(raw), configBaseDir(flags.config));
+  const baseDir =
+    base !== undefined && typeof base.baseDir === 'string'
+      ? base.baseDir
+      : configBaseDir(flags.config);
+  return parseRunConfig(withoutNulls(raw), baseDir);
+}
+
+/**
+ * The number flags, checked before they become config values: a negative number is taken for a
+ * value here (`--iterations -1`), and each must be a whole number in the range its config key
+ * takes.
+ */
+function checkNumberFlags(flags: Flags): void {
+  for (const [flag, key, min] of NUMBER_FLAGS) {
+    const text = flags[flag];
+    if (text === undefined) continue;
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isInteger(n) || (min !== undefined && n < min))
+      throw new UsageError(
+        `--${flag} ${text}: give a whole number${min !== undefined ? ` of at least ${min}` : ''} (it sets ${key})`,
+        { details: { field: `--${flag}`, value: text } },
+      );
+  }
 }
 
 function envIdOf(layer: Record<string, unknown> | undefined): string | undefined {
@@ -122,8 +181,48 @@ function pct(rate: number): string {
   return `${(rate * 100).toFixed(1)}%`;
 }
 
+/**
+ * The config of `command` when neither --config nor --preset is given: the saved config of the
+ * run folder `runDir`, else an error naming both ways to give one.
+ */
+function runFolderConfig(
+  command: string,
+  flags: Flags,
+  runDir: string | undefined,
+  alternatives: string,
+): RunConfig {
+  if (runDir === undefined)
+    throw new UsageError(
+      `agentrl ${command} needs a config: ${alternatives}--preset <name> (one of ${Object.keys(PRESETS).join(', ')}) or --config <file> (YAML or JSON)`,
+      { details: { field: '--config' } },
+    );
+  const dir = resolve(runDir);
+  return resolveConfig(flags, {
+    dir,
+    saved: requireSavedConfig(dir, `agentrl ${command}`),
+    use: 'all',
+  });
+}
+
+/** Whether the command line names a config (a file or a preset). */
+function hasConfig(flags: Flags): boolean {
+  return flags.config !== undefined || flags.preset !== undefined;
+}
+
 async function train(flags: Flags, io: CliIO): Promise<number> {
-  const config = resolveConfig(flags);
+  const config = hasConfig(flags)
+    ? resolveConfig(flags)
+    : runFolderConfig(
+        'train',
+        flags,
+        flags.resume ? flags['run-dir'] : undefined,
+        flags.resume ? '--run-dir <run folder> with --resume (its saved config), ' : '',
+      );
+  await prepareTrainFolder(config.runDir, {
+    resume: flags.resume === true,
+    force: flags.force === true,
+    hasCheckpoint: (await latestCheckpointDir(config.runDir)) !== undefined,
+  });
   const estimator = createEstimator(config.algorithm.name, config.algorithm.options);
   const logger = loggerFor(io);
   // First, so that a bad engine setting fails before the environments and the model load.
@@ -146,6 +245,7 @@ async function trainWith(
   io: CliIO,
 ): Promise<number> {
   const envs = await loadEnvSpecs(config);
+  await ensureWritableFolder(config.runDir);
   const { policy, tokenizer, info } = await loadModel(config, {
     config,
     env: envs.train,
@@ -153,7 +253,6 @@ async function trainWith(
     logger,
   });
   checkSequenceBudget(config, info);
-  await mkdir(config.runDir, { recursive: true });
   await writeRunInfo(config.runDir, {
     command: 'train',
     config,
@@ -198,10 +297,49 @@ async function trainWith(
   return 0;
 }
 
+/**
+ * The config and the checkpoint `agentrl eval` scores. A checkpoint inside a run folder
+ * (`<run>/checkpoints/<name>`) brings its run: the run's saved config when no --config or
+ * --preset is given, else the run's model section over theirs (the checkpoint's weights fit the
+ * model its run built); either way the run folder is the config's runDir. Without --checkpoint,
+ * a run folder given alone is scored at its latest checkpoint.
+ */
+async function evalTarget(
+  flags: Flags,
+  logger: Logger,
+): Promise<{ config: RunConfig; checkpoint: string | undefined }> {
+  const given = flags.checkpoint;
+  if (given !== undefined) checkCheckpointExists(given);
+  const run = given !== undefined ? runFolderOfCheckpoint(given) : undefined;
+  const runDirFlag = flags['run-dir'] !== undefined ? resolve(flags['run-dir']) : undefined;
+  if (run !== undefined && runDirFlag !== undefined && runDirFlag !== run)
+    throw new ConfigError(
+      `--checkpoint ${given} belongs to the run folder ${run}, not to --run-dir ${flags['run-dir']}: drop --run-dir (eval then reads that run's model and writes eval.json there)`,
+      { details: { field: '--run-dir', value: flags['run-dir'], checkpointRun: run } },
+    );
+  if (!hasConfig(flags)) {
+    const config = runFolderConfig(
+      'eval',
+      flags,
+      run ?? runDirFlag,
+      '--checkpoint <run>/checkpoints/<name> or --run-dir <run folder> (the run folder keeps its config), ',
+    );
+    const latest = given === undefined ? await latestCheckpointDir(config.runDir) : undefined;
+    if (latest !== undefined) logger.info(`scoring the run's latest checkpoint, ${latest}`);
+    return { config, checkpoint: given ?? latest };
+  }
+  if (run === undefined) return { config: resolveConfig(flags), checkpoint: given };
+  const saved = savedRunConfig(run);
+  if (saved?.model !== undefined)
+    logger.info(`the model as the checkpoint's run built it (${run}/config.resolved.json)`);
+  return { config: resolveConfig(flags, { dir: run, saved, use: 'model' }), checkpoint: given };
+}
+
 async function evaluate(flags: Flags, io: CliIO): Promise<number> {
-  const config = resolveConfig(flags);
   const logger = loggerFor(io);
+  const { config, checkpoint } = await evalTarget(flags, logger);
   const envs = await loadEnvSpecs(config);
+  await ensureWritableFolder(config.runDir);
   let agent: RolloutAgent;
   let source: string;
   if (config.model.backend === 'openai') {
@@ -224,17 +362,25 @@ async function evaluate(flags: Flags, io: CliIO): Promise<number> {
       logger,
     });
     checkSequenceBudget(config, info);
-    if (flags.checkpoint !== undefined) {
-      const dir = resolve(flags.checkpoint);
+    if (checkpoint !== undefined) {
+      const dir = resolve(checkpoint);
       const modelDir = existsSync(join(dir, 'model')) ? join(dir, 'model') : dir;
-      await policy.load(modelDir);
+      try {
+        await policy.load(modelDir);
+      } catch (error) {
+        if (isAgentRLError(error)) throw error;
+        throw new ConfigError(
+          `--checkpoint ${checkpoint}: its weights do not fit the model this config builds (${(error as Error).message.split('\n')[0]}); evaluate it with the config of the run that wrote it: drop --config/--preset and give the checkpoint alone`,
+          { details: { field: '--checkpoint', value: checkpoint }, cause: error },
+        );
+      }
     }
     agent = policyAgent(
       policy,
       tokenizer,
       rolloutAgentOptions(config.rollout, config.validation.temperature),
     );
-    source = flags.checkpoint ?? 'the configured model';
+    source = checkpoint ?? 'the configured model';
   }
   const result = await evaluateAgent({
     env: envs.val,
@@ -246,7 +392,6 @@ async function evaluate(flags: Flags, io: CliIO): Promise<number> {
     logger,
   });
   const s = result.success;
-  await mkdir(config.runDir, { recursive: true });
   await writeJsonAtomic(join(config.runDir, 'eval.json'), {
     source,
     success: s,
@@ -275,9 +420,17 @@ function readDemos(path: string): Demonstration[] {
 }
 
 async function sft(flags: Flags, io: CliIO): Promise<number> {
-  const config = resolveConfig(flags);
+  const config = hasConfig(flags)
+    ? resolveConfig(flags)
+    : runFolderConfig(
+        'sft',
+        flags,
+        flags['run-dir'],
+        '--run-dir <run folder> (its saved config), ',
+      );
   const logger = loggerFor(io);
   const envs = await loadEnvSpecs(config);
+  await ensureWritableFolder(config.runDir);
   const { policy, tokenizer, info } = await loadModel(config, {
     config,
     env: envs.train,
@@ -359,6 +512,12 @@ async function report(args: readonly string[], flags: Flags, io: CliIO): Promise
       );
       return 2;
     }
+    if (!existsSync(join(dir, 'metrics.jsonl')))
+      throw new RunFolderError(
+        'NOT_A_RUN',
+        `${dir} holds no metrics.jsonl, so there is nothing to report: give the folder \`agentrl train\` wrote (its --run-dir), or train into ${dir} first`,
+        { details: { field: 'RUN_DIR', value: dir } },
+      );
     runs.push({ dir: resolve(dir), ...(labelled ? { arm: arg.slice(0, eq) } : {}) });
   }
   if (runs.length === 0) {
@@ -437,7 +596,7 @@ export async function main(
   argv: readonly string[],
   io: CliIO = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  const args = dropArgsSeparator(argv);
+  const args = joinNegativeValues(dropArgsSeparator(argv));
   const { command, flags } = scan(args);
   const known = command !== undefined ? COMMANDS[command] : undefined;
   if (command !== undefined && known === undefined) {
@@ -487,6 +646,7 @@ export async function main(
     return 0;
   }
   try {
+    checkNumberFlags(parsed.values);
     switch (command) {
       case 'train':
         return await train(parsed.values, io);
@@ -506,8 +666,19 @@ export async function main(
         return 2;
     }
   } catch (error) {
-    const code = isAgentRLError(error) ? ` [${error.code}]` : '';
-    io.stderr.write(`agentrl ${command} failed${code}: ${(error as Error).message}\n`);
-    return 1;
+    const { line, exitCode } = reportLine(command, error);
+    io.stderr.write(line);
+    return exitCode;
   }
+}
+
+/** The number flags with the config key each sets and the least value that key takes. */
+const NUMBER_FLAGS = [
+  ['seed', 'seed', undefined],
+  ['iterations', 'training.iterations', minOf(trainingSchema.shape.iterations)],
+  ['episodes', 'validation.episodes', minOf(validationSchema.shape.episodes)],
+] as const satisfies readonly (readonly [FlagName, string, number | undefined])[];
+
+function minOf(schema: { unwrap(): { minValue: number | null } }): number | undefined {
+  return schema.unwrap().minValue ?? undefined;
 }
