@@ -242,6 +242,18 @@ describe('the env server over a WebSocket', () => {
       startEnvServer({ envId: 'alfworld/text-v1', port: 0, maxSesions: 3 } as EnvServerConfig),
     ).rejects.toThrow(/maxSessions/);
   });
+
+  it('does not start when its env cannot reset (ALFWorld without its data), so /health never says healthy, naming the reason', async () => {
+    const start = startEnvServer({
+      envId: 'alfworld/text-v1',
+      envOptions: { dataDir: '/nonexistent/alfworld-data' },
+      port: 0,
+    });
+    await expect(start).rejects.toMatchObject({ code: 'ENV_NOT_READY' });
+    await expect(start).rejects.toThrow(
+      /^alfworld\/text-v1 cannot start an episode, so the server does not start: reset failed: ALFWorld data not found: .* \(or use source: 'generated'\)/,
+    );
+  });
 });
 
 describe('the env server over HTTP', () => {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { getEnvRegistration, makeEnv } from '@agentrl/core';
+import { AgentRLError, getEnvRegistration, isAgentRLError, makeEnv } from '@agentrl/core';
 import { WebSocketServer } from 'ws';
 import {
   mcpAnswer,
@@ -77,13 +77,37 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-/** Starts serving `config.envId`; resolves once listening. */
+/**
+ * Builds one env of `envId` and resets it (seed 0), as a session's first message would; throws
+ * `ENV_NOT_READY`, with the env's own message, when the reset fails. A bad option key stays the
+ * registry's `BAD_CONFIG`.
+ */
+async function checkReset(
+  envId: string,
+  envOptions: Readonly<Record<string, unknown>>,
+): Promise<void> {
+  const env = await makeEnv(envId, envOptions);
+  try {
+    await env.reset({ seed: 0 });
+  } catch (error) {
+    throw new AgentRLError(
+      'ENV_NOT_READY',
+      `${envId} cannot start an episode, so the server does not start: reset failed: ${(error as Error).message}`,
+      { details: { envId, ...(isAgentRLError(error) ? { cause: error.code } : {}) }, cause: error },
+    );
+  } finally {
+    await env.close();
+  }
+}
+
+/** Starts serving `config.envId`; resolves once listening (after one env reset at start). */
 export async function startEnvServer(config: EnvServerConfig): Promise<EnvServerHandle> {
   const { envId, envOptions = {}, logger, ...serverOptions } = config;
   const options = resolveServerOptions(serverOptions);
   const registration = getEnvRegistration(envId);
-  // A bad option key fails here, at start, rather than in every session.
-  await makeEnv(envId, envOptions).then((env) => env.close());
+  // A bad option key fails here, at start, rather than in every session; so does an env that
+  // cannot start an episode (its data missing), so that /health answers only once one can.
+  await checkReset(envId, envOptions);
   const description: ServerDescription = {
     envId,
     description: registration.description,

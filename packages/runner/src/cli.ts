@@ -16,7 +16,7 @@ import {
 import { OpenAICompatibleAgent } from '@agentrl/model-openai';
 import { policyAgent, type RolloutAgent, rolloutAgentOptions } from './agent.ts';
 import { dataCommand } from './cli-data.ts';
-import { RunFolderError, reportLine, UsageError } from './cli-errors.ts';
+import { listenError, RunFolderError, reportLine, UsageError } from './cli-errors.ts';
 import {
   COMMANDS,
   commandUsage,
@@ -552,12 +552,21 @@ async function serve(values: Flags, io: CliIO): Promise<number> {
     engineOptions[item.slice(0, eq)] = value;
   }
   const port = values.port !== undefined ? Number(values.port) : 8000;
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(
+      `--port ${values.port}: give a port from 0 to 65535 (0 picks a free one)`,
+      {
+        details: { field: '--port', value: values.port },
+      },
+    );
   const handle = await startServe({
     ...(values.checkpoint !== undefined ? { checkpoint: values.checkpoint } : {}),
     ...(values['model-name'] !== undefined ? { modelName: values['model-name'] } : {}),
     port,
     engineOptions,
     logger: loggerFor(io),
+  }).catch((error: unknown) => {
+    throw listenError(error, port, '127.0.0.1');
   });
   io.stdout.write(`agentrl serve: listening on ${handle.baseUrl}\n`);
   await new Promise<void>((r) => {

@@ -51,10 +51,63 @@ describe('agentrl env serve', () => {
     }
   });
 
-  it('names the short names when --env is unknown, and the subcommand when it is missing', async () => {
-    await expect(startEnvServe({ env: 'alfwrld', port: '0' }, silentLogger)).rejects.toThrow(
-      /alfworld, webshop/,
+  it('names the closest env and every env it can serve when --env is misspelt', async () => {
+    const start = startEnvServe({ env: 'alfwrld', port: '0' }, silentLogger);
+    await expect(start).rejects.toMatchObject({ code: 'UNKNOWN_ENV' });
+    await expect(start).rejects.toThrow(
+      /^--env "alfwrld" is not an env agentrl env serve knows; did you mean "alfworld"\? Serve one of: alfworld \(alfworld\/text-v1\), webshop \(webshop\/text-v1\), webshop-browser \(webshop\/browser-v1\), search \(search\/qa-v1\)/,
     );
+    const err: string[] = [];
+    const io = {
+      stdout: { write: () => true } as unknown as NodeJS.WriteStream,
+      stderr: { write: (s: string) => err.push(s) > 0 } as unknown as NodeJS.WriteStream,
+    };
+    expect(await main(['env', 'serve', '--env', 'alfwrld'], io)).toBe(1);
+    expect(err.join('').trim().split('\n')).toHaveLength(1);
+    expect(err.join('')).toMatch(/\[UNKNOWN_ENV\].*did you mean "alfworld"/);
+  });
+
+  it('serves a registry id of a known family without --set env.module', async () => {
+    const handle = await startEnvServe(
+      { env: 'alfworld/text-v1', port: '0', set: ['env.options.source=generated'] },
+      silentLogger,
+    );
+    await handle.close();
+  });
+
+  it('refuses to start an env that cannot reset, naming agentrl data fetch and the setting that needs no data', async () => {
+    const start = startEnvServe(
+      { env: 'alfworld', port: '0', set: ['env.options.dataDir=/nonexistent/alfworld-data'] },
+      silentLogger,
+    );
+    await expect(start).rejects.toMatchObject({ code: 'ENV_NOT_READY' });
+    await expect(start).rejects.toThrow(
+      /cannot start an episode, so the server does not start: reset failed: ALFWorld data not found.*Fix: get its data with `agentrl data fetch alfworld`, or serve it without data with --set env.options.source=generated/,
+    );
+  });
+
+  it('names the port in use and --port in one line', async () => {
+    const first = await startEnvServe(
+      { env: 'alfworld', port: '0', set: ['env.options.source=generated'] },
+      silentLogger,
+    );
+    try {
+      const err: string[] = [];
+      const io = {
+        stdout: { write: () => true } as unknown as NodeJS.WriteStream,
+        stderr: { write: (s: string) => err.push(s) > 0 } as unknown as NodeJS.WriteStream,
+      };
+      const args = ['env', 'serve', '--env', 'alfworld', '--port', String(first.port)];
+      expect(await main([...args, '--set', 'env.options.source=generated'], io)).toBe(1);
+      expect(err.join('')).toBe(
+        `agentrl env failed [PORT_IN_USE]: port ${first.port} on 127.0.0.1 is already in use by another program: stop that program, or pick another port with --port N (--port 0 picks a free one)\n`,
+      );
+    } finally {
+      await first.close();
+    }
+  });
+
+  it('names the subcommand when it is missing', async () => {
     const err: string[] = [];
     const io = {
       stdout: { write: () => true } as unknown as NodeJS.WriteStream,

@@ -4,23 +4,40 @@
  * or a registry id; `--set env.module=MODULE` imports a module that registers more envs;
  * `--set env.options.KEY=VALUE` sets an env option and `--set server.KEY=VALUE` a server option.
  */
-import { ConfigError, checkOptionKeys, getEnvRegistration, listEnvs } from '@agentrl/core';
+import {
+  AgentRLError,
+  ConfigError,
+  checkOptionKeys,
+  closestName,
+  getEnvRegistration,
+  isAgentRLError,
+  listEnvs,
+} from '@agentrl/core';
 import {
   ENV_SERVER_OPTIONS,
   type EnvServerHandle,
   type EnvServerOptions,
   startEnvServer,
 } from '@agentrl/env-server';
+import { listenError } from './cli-errors.ts';
 import type { Flags } from './cli-flags.ts';
 import { applyOverride } from './config.ts';
+import { DATASET_NAMES } from './data/datasets.ts';
 import type { Logger } from './logger.ts';
-import { importModule } from './plugins.ts';
+import { ENV_PACKAGES, importModule } from './plugins.ts';
 
-/** Short names of `--env`: the package that registers the env, and its registry id. */
+/**
+ * Short names of `--env`: the package that registers the env, its registry id, and the `--set`
+ * that serves it without downloaded data (when it has such an option).
+ */
 export const SERVED_ENVS: Readonly<
-  Record<string, { readonly module: string; readonly id: string }>
+  Record<string, { readonly module: string; readonly id: string; readonly withoutData?: string }>
 > = {
-  alfworld: { module: '@agentrl/env-alfworld', id: 'alfworld/text-v1' },
+  alfworld: {
+    module: '@agentrl/env-alfworld',
+    id: 'alfworld/text-v1',
+    withoutData: '--set env.options.source=generated',
+  },
   webshop: { module: '@agentrl/env-webshop', id: 'webshop/text-v1' },
   'webshop-browser': { module: '@agentrl/env-webshop', id: 'webshop/browser-v1' },
   search: { module: '@agentrl/env-search', id: 'search/qa-v1' },
@@ -70,22 +87,81 @@ export function envServeSettings(flags: Flags): EnvServeSettings {
   };
 }
 
+/** The envs `agentrl env serve` can serve: each short name with its id, then other registered ids. */
+function servableList(): string {
+  const ids = new Set(Object.values(SERVED_ENVS).map((e) => e.id));
+  const others = listEnvs().filter((id) => !ids.has(id));
+  return [...Object.entries(SERVED_ENVS).map(([name, e]) => `${name} (${e.id})`), ...others].join(
+    ', ',
+  );
+}
+
+/** The error for an `--env` that names no registered env: the closest name, and every one. */
+function unknownEnvError(name: string, cause: unknown): AgentRLError {
+  const names = [
+    ...Object.keys(SERVED_ENVS),
+    ...Object.values(SERVED_ENVS).map((e) => e.id),
+    ...listEnvs(),
+  ];
+  const near = closestName(name, [...new Set(names)]);
+  return new AgentRLError(
+    'UNKNOWN_ENV',
+    `--env "${name}" is not an env agentrl env serve knows${near !== undefined ? `; did you mean "${near}"?` : ''} Serve one of: ${servableList()}; or another registry id, with --set env.module=MODULE naming the package that registers it`,
+    { details: { field: '--env', value: name, known: names }, cause },
+  );
+}
+
+/**
+ * The fix for an env that cannot reset at start: its dataset's `agentrl data fetch`, and the
+ * setting that serves it without data.
+ */
+function notReadyError(error: AgentRLError, name: string, envId: string): AgentRLError {
+  const family = envId.split('/')[0] ?? '';
+  const fixes = [
+    ...((DATASET_NAMES as readonly string[]).includes(family)
+      ? [`get its data with \`agentrl data fetch ${family}\``]
+      : []),
+    ...(SERVED_ENVS[name]?.withoutData !== undefined
+      ? [`serve it without data with ${SERVED_ENVS[name]?.withoutData}`]
+      : []),
+    'set its options with --set env.options.KEY=VALUE',
+  ];
+  return new AgentRLError('ENV_NOT_READY', `${error.message}. Fix: ${fixes.join(', or ')}`, {
+    details: error.details,
+    cause: error,
+  });
+}
+
 /** Starts the server `flags` describe (the caller stops it). */
 export async function startEnvServe(flags: Flags, logger: Logger): Promise<EnvServerHandle> {
   const settings = envServeSettings(flags);
-  if (settings.module !== undefined) await importModule(settings.module, 'env.module');
+  // A registry id of a known family (alfworld/text-v1) needs no --set env.module either.
+  const family = ENV_PACKAGES[settings.envId.split('/')[0] ?? ''];
+  const module =
+    settings.module ??
+    (settings.envId.includes('/') && !isRegistered(settings.envId) ? family : undefined);
+  if (module !== undefined) await importModule(module, 'env.module');
   try {
     getEnvRegistration(settings.envId);
   } catch (error) {
-    throw new ConfigError(
-      `--env "${flags.env}": ${(error as Error).message} Short names: ${Object.keys(SERVED_ENVS).join(', ')}; registered now: ${listEnvs().join(', ')}.`,
-      { details: { field: '--env', value: flags.env }, cause: error },
-    );
+    throw unknownEnvError(flags.env ?? settings.envId, error);
   }
-  return await startEnvServer({
-    envId: settings.envId,
-    envOptions: settings.envOptions,
-    ...settings.server,
-    logger,
-  });
+  const port = settings.server.port ?? ENV_SERVER_OPTIONS.port.default;
+  const host = settings.server.host ?? ENV_SERVER_OPTIONS.host.default;
+  try {
+    return await startEnvServer({
+      envId: settings.envId,
+      envOptions: settings.envOptions,
+      ...settings.server,
+      logger,
+    });
+  } catch (error) {
+    if (isAgentRLError(error, 'ENV_NOT_READY'))
+      throw notReadyError(error, flags.env ?? '', settings.envId);
+    throw listenError(error, port, host);
+  }
+}
+
+function isRegistered(id: string): boolean {
+  return listEnvs().includes(id);
 }
