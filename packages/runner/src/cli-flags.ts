@@ -180,6 +180,16 @@ export const COMMANDS: Record<
     flags: ['env', 'port', 'host', 'set'],
     more: envServeHelp,
   },
+  config: {
+    summary:
+      'list the presets, or print a resolved config (preset, file and flags applied, every default filled in) as YAML that train -c reads',
+    usage: [
+      'agentrl config list',
+      'agentrl config show --preset alfworld-cpu [--set key.path=value ...] > run.yaml',
+      'agentrl config show --config run.yaml [--set key.path=value ...]',
+    ],
+    flags: ['preset', 'config', 'set', 'seed', 'iterations', 'run-dir', 'split', 'episodes'],
+  },
   data: {
     summary:
       'download a real dataset (alfworld, webshop, search, search-r1) from its public sources, check it and unpack it where the environment looks',

@@ -15,6 +15,7 @@ import {
 } from '@agentrl/core';
 import { OpenAICompatibleAgent } from '@agentrl/model-openai';
 import { policyAgent, type RolloutAgent, rolloutAgentOptions } from './agent.ts';
+import { configCommand } from './cli-config.ts';
 import { dataCommand } from './cli-data.ts';
 import { listenError, RunFolderError, reportLine, UsageError } from './cli-errors.ts';
 import {
@@ -193,7 +194,7 @@ function runFolderConfig(
 ): RunConfig {
   if (runDir === undefined)
     throw new UsageError(
-      `agentrl ${command} needs a config: ${alternatives}--preset <name> (one of ${Object.keys(PRESETS).join(', ')}) or --config <file> (YAML or JSON)`,
+      `agentrl ${command} needs a config: ${alternatives}--preset <name> (one of ${Object.keys(PRESETS).join(', ')}) or --config <file> (YAML or JSON; \`agentrl config show --preset <name> > run.yaml\` writes one to start from)`,
       { details: { field: '--config' } },
     );
   const dir = resolve(runDir);
@@ -671,6 +672,8 @@ export async function main(
         return await envCommand(rest, parsed.values, io);
       case 'data':
         return await dataCommand(rest, parsed.values, io);
+      case 'config':
+        return configCommand(rest, parsed.values, io.stdout, (f) => resolveConfig(f));
       default:
         return 2;
     }
