@@ -171,9 +171,14 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'agentrl train -c run.yaml --set rollout.temperature=0.7 --seed 1': {
     skip: 'run.yaml stands for your config (the preset run below is the runnable one)',
   },
-  'agentrl train -c run.yaml --resume': { skip: 'run.yaml stands for your config' },
-  'agentrl eval -c run.yaml --checkpoint runs/x/checkpoints/iter-000020 --split valid_unseen': {
-    skip: 'run.yaml and runs/x stand for your config and run',
+  'agentrl train --resume --run-dir runs/x': {
+    skip: 'runs/x stands for your run folder; src/run-folder.test.ts resumes one',
+  },
+  'agentrl eval --checkpoint runs/x/checkpoints/iter-000020 --split valid_unseen': {
+    skip: 'runs/x stands for your run; src/run-folder.test.ts evaluates a checkpoint given alone',
+  },
+  'agentrl config show --preset alfworld-cpu > run.yaml': {
+    skip: 'writes run.yaml where it is run; src/cli-config.test.ts reads the printed config back',
   },
   'agentrl eval -c run.yaml --base-url http://127.0.0.1:8000/v1 --model-name Qwen2.5-1.5B-Instruct':
     { skip: 'needs a served model at that URL' },
