@@ -63,6 +63,20 @@ describe('agentrl usage errors', () => {
     expect(existsSync(join(dir, 'run'))).toBe(false);
   });
 
+  it('gives every usage mistake the same one-line shape with the USAGE code and exit 2', async () => {
+    const missing = await runCli(['train', '--iterations']);
+    expect(missing.code).toBe(2);
+    expectOneLine(missing.err);
+    expect(missing.err).toMatch(
+      /^agentrl train failed \[USAGE\]: Option '--iterations <value>' argument missing \(`agentrl train --help` lists the options\)/,
+    );
+    const flag = await runCli(['train', '--iteratons', '3']);
+    expect(flag.err).toMatch(/^agentrl train failed \[USAGE\]: unknown option "--iteratons"/);
+    const report = await runCli(['report']);
+    expect(report.code).toBe(2);
+    expect(report.err).toMatch(/\[USAGE\]: give an existing run folder: agentrl report RUN_DIR/);
+  });
+
   it('takes a negative seed, which the seed key allows', async () => {
     const dir = tempDir('agentrl-neg-');
     const r = await runCli(['train', '-c', corridorConfig(dir), '--seed', '-3']);

@@ -507,12 +507,12 @@ async function report(args: readonly string[], flags: Flags, io: CliIO): Promise
     const eq = arg.indexOf('=');
     const labelled = !existsSync(arg) && eq > 0;
     const dir = labelled ? arg.slice(eq + 1) : arg;
-    if (!existsSync(dir)) {
-      io.stderr.write(
-        `agentrl report: ${dir} is not an existing run folder; give run folders (or ARM=RUN_DIR)\n`,
+    if (!existsSync(dir))
+      throw new RunFolderError(
+        'NOT_FOUND',
+        `${dir} is not an existing run folder; give run folders (or ARM=RUN_DIR)`,
+        { details: { field: 'RUN_DIR', value: dir } },
       );
-      return 2;
-    }
     if (!existsSync(join(dir, 'metrics.jsonl')))
       throw new RunFolderError(
         'NOT_A_RUN',
@@ -521,10 +521,10 @@ async function report(args: readonly string[], flags: Flags, io: CliIO): Promise
       );
     runs.push({ dir: resolve(dir), ...(labelled ? { arm: arg.slice(0, eq) } : {}) });
   }
-  if (runs.length === 0) {
-    io.stderr.write('agentrl report: give an existing run folder (got nothing)\n');
-    return 2;
-  }
+  if (runs.length === 0)
+    throw new UsageError('give an existing run folder: agentrl report RUN_DIR (got nothing)', {
+      details: { field: 'RUN_DIR' },
+    });
   const out = flags.out !== undefined ? resolve(flags.out) : undefined;
   const path =
     runs.length === 1
@@ -582,7 +582,7 @@ async function serve(values: Flags, io: CliIO): Promise<number> {
 async function envCommand(rest: readonly string[], values: Flags, io: CliIO): Promise<number> {
   if (rest[0] !== 'serve' || rest.length > 1) {
     io.stderr.write(
-      `agentrl env: ${rest.length === 0 ? 'give a subcommand' : `unknown subcommand "${rest.join(' ')}"`}; use \`agentrl env serve --env NAME\`\n\n${commandUsage('env')}`,
+      `agentrl env failed [USAGE]: ${rest.length === 0 ? 'give a subcommand' : `unknown subcommand "${rest.join(' ')}"`}; use \`agentrl env serve --env NAME\`\n\n${commandUsage('env')}`,
     );
     return 2;
   }
@@ -612,7 +612,7 @@ export async function main(
   if (command !== undefined && known === undefined) {
     const suggestion = closestName(command, Object.keys(COMMANDS));
     io.stderr.write(
-      `agentrl: unknown command "${command}"${suggestion ? `; did you mean "${suggestion}"?` : ''}\n\n${USAGE}`,
+      `agentrl failed [USAGE]: unknown command "${command}"${suggestion ? `; did you mean "${suggestion}"?` : ''}\n\n${USAGE}`,
     );
     return 2;
   }
@@ -630,7 +630,7 @@ export async function main(
         ? `; it is an option of ${owners.map((c) => `agentrl ${c}`).join(', ')}`
         : '';
     io.stderr.write(
-      `${where}: unknown option "${unknown.rawName}"${hint} (\`${where} --help\` lists the options)\n`,
+      `${where} failed [USAGE]: unknown option "${unknown.rawName}"${hint} (\`${where} --help\` lists the options)\n`,
     );
     return 2;
   }
@@ -638,8 +638,10 @@ export async function main(
   try {
     parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    const help = command !== undefined ? commandUsage(command) : USAGE;
-    io.stderr.write(`agentrl: ${(error as Error).message}\n\n${help}`);
+    const where = command !== undefined ? `agentrl ${command}` : 'agentrl';
+    io.stderr.write(
+      `${where} failed [USAGE]: ${(error as Error).message} (\`${where} --help\` lists the options)\n`,
+    );
     return 2;
   }
   const rest = parsed.positionals.slice(1);

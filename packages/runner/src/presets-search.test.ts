@@ -152,7 +152,12 @@ describe('the search presets', () => {
       ...tiny,
     ]);
     expect(evaluation.code, evaluation.err).toBe(0);
-    expect(evaluation.err).toMatch(/reusing the fresh model in .*-rl\/model-init/);
+    // The checkpoint's run says how its model was built (from the warm start, whose tokenizer
+    // the RL run copied above).
+    expect(evaluation.err).toMatch(
+      /the model as the checkpoint's run built it \(.*-rl\/config\.resolved\.json\)/,
+    );
+    expect(evaluation.err).toMatch(/weights from .*\/sft\/model/);
     expect(evaluation.out).toMatch(/exact match \d+\.\d\d/);
     const report = await runCli(['report', rl]);
     expect(report.code, report.err).toBe(0);
