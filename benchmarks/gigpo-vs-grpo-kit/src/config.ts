@@ -239,11 +239,25 @@ export function checkArms(names: readonly string[], refusal: ArmRefusal): string
 export function resolvedAlgorithm(arm: string, budget: BenchBudget): AlgorithmEntry {
   const spec = ARMS[arm];
   if (spec === undefined) throw new ConfigError(`arm "${arm}" is unknown`);
+  // PPO's critic learns at CRITIC_LEARNING_RATE_RATIO times the actor's rate, the ratio of
+  // verl-agent's PPO scripts (examples/ppo_trainer/run_alfworld.sh: actor 1e-6, critic 1e-5); their
+  // absolute rates are a 1.5B model's, not our tiny model's.
+  const critic =
+    spec.algorithm.name === 'ppo'
+      ? { criticLearningRate: CRITIC_LEARNING_RATE_RATIO * budget.learningRate }
+      : {};
   return {
     name: spec.algorithm.name,
-    options: { ...spec.algorithm.options, invalidActionPenalty: budget.invalidActionPenalty },
+    options: {
+      ...critic,
+      ...spec.algorithm.options,
+      invalidActionPenalty: budget.invalidActionPenalty,
+    },
   };
 }
+
+/** The critic's learning rate over the actor's in the PPO arm (verl-agent's PPO scripts: 1e-5 / 1e-6). */
+export const CRITIC_LEARNING_RATE_RATIO = 10;
 
 export const SEEDS: readonly number[] = [0, 1, 2, 3, 4];
 

@@ -181,6 +181,10 @@ function writeJob(
 ): void {
   const dir = join(out, `seed-${job.seed}`);
   mkdirSync(join(dir, 'warm'), { recursive: true });
+  // the model files the job leaves (a warm start's model, an arm's checkpoints)
+  if (job.phase === 'warm') mkdirSync(join(dir, 'warm', 'model'), { recursive: true });
+  else if (job.phase !== 'eval')
+    mkdirSync(join(dir, job.phase, 'checkpoints'), { recursive: true });
   if (job.phase === 'warm')
     writeFileSync(
       join(dir, 'warm', 'warm.json'),
@@ -289,6 +293,25 @@ describe('the jobs', () => {
     );
   });
 
+  it('rerun a kept job whose model files are gone while its seed still needs them, and keep it once the seed is evaluated', () => {
+    const out = join(root, 'committed-results');
+    const resolved = resolveBench(bench, {});
+    const arms = ['grpo'];
+    const warm = { seed: 0, phase: 'warm', after: [] };
+    const grpo = { seed: 0, phase: 'grpo', after: ['0/warm'] };
+    const evalJob = { seed: 0, phase: 'eval', after: ['0/grpo'] };
+    for (const job of [warm, grpo]) writeJob(resolved, out, job, arms);
+    // as a fresh clone has a committed results folder: the JSON files without the models
+    rmSync(join(out, 'seed-0', 'warm', 'model'), { recursive: true });
+    rmSync(join(out, 'seed-0', 'grpo', 'checkpoints'), { recursive: true });
+    expect(alreadyDone(resolved, out, warm, arms)).toBe(false);
+    expect(alreadyDone(resolved, out, grpo, arms)).toBe(false);
+    writeJob(resolved, out, evalJob, arms);
+    expect(alreadyDone(resolved, out, warm, arms)).toBe(true);
+    expect(alreadyDone(resolved, out, grpo, arms)).toBe(true);
+    expect(alreadyDone(resolved, out, evalJob, arms)).toBe(true);
+  });
+
   it("count a two-arm run's gigpo files as the gigpo-mean_std_norm arm", () => {
     const out = join(root, 'two-arm');
     const resolved = resolveBench(bench, {});
@@ -306,6 +329,8 @@ describe('the jobs', () => {
         estimator: { name: 'grpo', options: { normalizeByStd: true } },
       }),
     );
+    for (const legacy of ['gigpo', 'grpo'])
+      mkdirSync(join(dir, legacy, 'checkpoints'), { recursive: true });
     const arms = ['gigpo-mean_std_norm', 'grpo'];
     for (const arm of arms)
       expect(alreadyDone(resolved, out, { seed: 0, phase: arm, after: [] }, arms)).toBe(true);
@@ -350,7 +375,8 @@ describe('the jobs', () => {
     const out = join(root, 'before-stop-rule');
     const resolved = resolveBench(bench, {});
     const dir = join(out, 'seed-0');
-    mkdirSync(join(dir, 'warm'), { recursive: true });
+    mkdirSync(join(dir, 'warm', 'model'), { recursive: true });
+    mkdirSync(join(dir, 'grpo', 'checkpoints'), { recursive: true });
     const {
       sftStopLoss: _loss,
       sftStopWindow: _window,

@@ -33,6 +33,7 @@ import {
   evalFile,
   readJsonIfThere,
   recordedAlgorithm,
+  seedDir,
   warmFile,
 } from './paths.ts';
 import { summarize } from './results.ts';
@@ -117,6 +118,28 @@ export function benchJobs(seeds: readonly number[], arms: readonly string[]): Jo
  * they were.
  */
 export function alreadyDone<B extends BenchBudget>(
+  bench: ResolvedBench<B>,
+  out: string,
+  job: Job,
+  arms: readonly string[],
+): boolean {
+  if (!resultMatches(bench, out, job, arms)) return false;
+  if (job.phase === 'eval') return true;
+  // A warm start or an arm is kept with its model files, or when the seed's final evaluation is
+  // done (it needs them no more): a results folder committed without its checkpoints resumes by
+  // rerunning, for the seeds not yet evaluated, the jobs whose models it lacks (a seed repeats
+  // its run exactly).
+  const model =
+    job.phase === 'warm'
+      ? join(seedDir(out, job.seed), 'warm', 'model')
+      : join(armRunDir(out, job.seed, job.phase), 'checkpoints');
+  return (
+    existsSync(model) ||
+    resultMatches(bench, out, { seed: job.seed, phase: 'eval', after: [] }, arms)
+  );
+}
+
+function resultMatches<B extends BenchBudget>(
   bench: ResolvedBench<B>,
   out: string,
   job: Job,
