@@ -8,7 +8,14 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { AgentRLError, getEnvRegistration, isAgentRLError, makeEnv } from '@agentrl/core';
+import {
+  AgentRLError,
+  checkOptionKeys,
+  getEnvRegistration,
+  isAgentRLError,
+  makeEnv,
+  type TextEnv,
+} from '@agentrl/core';
 import { WebSocketServer } from 'ws';
 import {
   mcpAnswer,
@@ -79,24 +86,27 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 
 /**
  * Builds one env of `envId` and resets it (seed 0), as a session's first message would; throws
- * `ENV_NOT_READY`, with the env's own message, when the reset fails. A bad option key stays the
- * registry's `BAD_CONFIG`.
+ * `ENV_NOT_READY`, with the env's own message, when either fails (its data missing). A bad
+ * option key stays the registry's `BAD_CONFIG`.
  */
 async function checkReset(
   envId: string,
   envOptions: Readonly<Record<string, unknown>>,
 ): Promise<void> {
-  const env = await makeEnv(envId, envOptions);
+  const { options } = getEnvRegistration(envId);
+  if (options !== undefined) checkOptionKeys(envOptions, options, `the options of "${envId}"`);
+  let env: TextEnv | undefined;
   try {
+    env = await makeEnv(envId, envOptions);
     await env.reset({ seed: 0 });
   } catch (error) {
     throw new AgentRLError(
       'ENV_NOT_READY',
-      `${envId} cannot start an episode, so the server does not start: reset failed: ${(error as Error).message}`,
+      `${envId} cannot start an episode, so the server does not start: ${env === undefined ? 'creating the env' : 'reset'} failed: ${(error as Error).message}`,
       { details: { envId, ...(isAgentRLError(error) ? { cause: error.code } : {}) }, cause: error },
     );
   } finally {
-    await env.close();
+    await env?.close();
   }
 }
 

@@ -86,6 +86,17 @@ describe('agentrl env serve', () => {
     );
   });
 
+  it('refuses an env that cannot be created for want of data, naming agentrl data fetch and the synthetic catalogue', async () => {
+    const start = startEnvServe(
+      { env: 'webshop', port: '0', set: ['env.options.dataDir=/nonexistent/webshop-data'] },
+      silentLogger,
+    );
+    await expect(start).rejects.toMatchObject({ code: 'ENV_NOT_READY' });
+    await expect(start).rejects.toThrow(
+      /^webshop\/text-v1 cannot start an episode, so the server does not start: creating the env failed: .*Fix: get its data with `agentrl data fetch webshop`, or serve it without data with --set env.options.catalogue.kind=synthetic/,
+    );
+  });
+
   it('names the port in use and --port in one line', async () => {
     const first = await startEnvServe(
       { env: 'alfworld', port: '0', set: ['env.options.source=generated'] },

@@ -38,9 +38,17 @@ export const SERVED_ENVS: Readonly<
     id: 'alfworld/text-v1',
     withoutData: '--set env.options.source=generated',
   },
-  webshop: { module: '@agentrl/env-webshop', id: 'webshop/text-v1' },
+  webshop: {
+    module: '@agentrl/env-webshop',
+    id: 'webshop/text-v1',
+    withoutData: '--set env.options.catalogue.kind=synthetic',
+  },
   'webshop-browser': { module: '@agentrl/env-webshop', id: 'webshop/browser-v1' },
-  search: { module: '@agentrl/env-search', id: 'search/qa-v1' },
+  search: {
+    module: '@agentrl/env-search',
+    id: 'search/qa-v1',
+    withoutData: '--set env.options.generator.seed=0',
+  },
 };
 
 const SET_KEYS = {
