@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import {
   ConfigError,
   closestName,
+  DataError,
   dropArgsSeparator,
   isAgentRLError,
   type RolloutEngine,
@@ -407,14 +408,27 @@ async function evaluate(flags: Flags, io: CliIO): Promise<number> {
 }
 
 function readDemos(path: string): Demonstration[] {
+  if (!existsSync(path))
+    throw new DataError(`--demos ${path} does not exist; give a JSONL file of demonstrations`, {
+      details: { field: '--demos', value: path },
+    });
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((l) => l.trim().length > 0)
     .map((l, i) => {
-      const d = JSON.parse(l) as { prompt?: unknown; response?: unknown };
+      let d: { prompt?: unknown; response?: unknown };
+      try {
+        d = JSON.parse(l) as { prompt?: unknown; response?: unknown };
+      } catch (error) {
+        throw new DataError(
+          `--demos ${path} line ${i + 1} is not JSON (${(error as Error).message}): write one {"prompt": ..., "response": ...} object a line`,
+          { details: { field: '--demos', value: path, line: i + 1 }, cause: error },
+        );
+      }
       if (typeof d.prompt !== 'string' || typeof d.response !== 'string')
-        throw new Error(
+        throw new DataError(
           `--demos ${path} line ${i + 1}: each line needs string "prompt" and "response" fields`,
+          { details: { field: '--demos', value: path, line: i + 1 } },
         );
       return { prompt: d.prompt, response: d.response };
     });
@@ -443,8 +457,9 @@ async function sft(flags: Flags, io: CliIO): Promise<number> {
   else {
     const expert = envs.train.expert;
     if (!expert)
-      throw new Error(
+      throw new ConfigError(
         'env.module exports no expert: pass --demos FILE.jsonl with prompt/response lines',
+        { details: { field: 'env.module', value: config.env.module } },
       );
     const collected = await collectDemonstrations({
       env: envs.train,

@@ -169,6 +169,15 @@ describe('agentrl train over a run folder', () => {
     expect(readFileSync(join(run, 'metrics.jsonl'), 'utf8')).toBe(before);
   });
 
+  it('refuses --resume with --force, which contradict each other, naming both', async () => {
+    const { config } = await trainedRun('agentrl-both-');
+    const r = await runCli(['train', '-c', config, '--resume', '--force']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(
+      /\[USAGE\]: --resume and --force contradict each other.*give one of them/,
+    );
+  });
+
   it('starts a run over with --force, removing the old checkpoints', async () => {
     const { config, run } = await trainedRun('agentrl-force-');
     mkdirSync(join(run, 'checkpoints', 'iter-000009'));

@@ -8,7 +8,7 @@
 import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { notWritableError, RunFolderError } from './cli-errors.ts';
+import { notWritableError, RunFolderError, UsageError } from './cli-errors.ts';
 
 /** The file a run folder keeps its config in (written by `writeRunInfo`). */
 export const RUN_CONFIG_FILE = 'config.resolved.json';
@@ -124,6 +124,11 @@ export async function prepareTrainFolder(
   runDir: string,
   options: { readonly resume: boolean; readonly force: boolean; readonly hasCheckpoint: boolean },
 ): Promise<void> {
+  if (options.resume && options.force)
+    throw new UsageError(
+      '--resume and --force contradict each other: --resume continues the run in --run-dir, --force starts it over; give one of them',
+      { details: { field: '--force' } },
+    );
   const outputs = trainingOutputsIn(runDir);
   if (options.resume) {
     if (options.hasCheckpoint) return;
