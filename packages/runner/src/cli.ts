@@ -57,6 +57,7 @@ import { createRolloutEngine } from './rollout-engines.ts';
 import {
   checkCheckpointExists,
   ensureWritableFolder,
+  isRunFolder,
   prepareTrainFolder,
   requireSavedConfig,
   runFolderOfCheckpoint,
@@ -212,6 +213,18 @@ function hasConfig(flags: Flags): boolean {
 }
 
 async function train(flags: Flags, io: CliIO): Promise<number> {
+  const resumeDir = flags['run-dir'] !== undefined ? resolve(flags['run-dir']) : undefined;
+  if (
+    flags.resume &&
+    !hasConfig(flags) &&
+    resumeDir !== undefined &&
+    savedRunConfig(resumeDir) === undefined
+  )
+    throw new RunFolderError(
+      'NOTHING_TO_RESUME',
+      `--resume: nothing to resume in ${resumeDir}: it holds no run (no config.resolved.json, no checkpoint); give the folder of the run to continue with --run-dir DIR, or start a new run with --preset <name> or --config <file>`,
+      { details: { field: '--run-dir', value: resumeDir } },
+    );
   const config = hasConfig(flags)
     ? resolveConfig(flags)
     : runFolderConfig(
@@ -312,6 +325,11 @@ async function evalTarget(
 ): Promise<{ config: RunConfig; checkpoint: string | undefined }> {
   const given = flags.checkpoint;
   if (given !== undefined) checkCheckpointExists(given);
+  if (given !== undefined && isRunFolder(given))
+    throw new UsageError(
+      `--checkpoint ${given} is a run folder, not one of its checkpoints: pass --run-dir ${given} (its latest checkpoint) or --checkpoint ${join(given, 'checkpoints', 'iter-NNNNNN')}`,
+      { details: { field: '--checkpoint', value: given } },
+    );
   const run = given !== undefined ? runFolderOfCheckpoint(given) : undefined;
   const runDirFlag = flags['run-dir'] !== undefined ? resolve(flags['run-dir']) : undefined;
   if (run !== undefined && runDirFlag !== undefined && runDirFlag !== run)

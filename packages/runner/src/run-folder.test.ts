@@ -135,6 +135,15 @@ describe('agentrl eval of a checkpoint', () => {
     }
   });
 
+  it('names --run-dir when --checkpoint is given a run folder', async () => {
+    const { run } = await trainedRun('agentrl-ckpt-');
+    const r = await runCli(['eval', '--checkpoint', run]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(
+      /is a run folder, not one of its checkpoints: pass --run-dir .* \(its latest checkpoint\)/,
+    );
+  });
+
   it('says so when the run folder of a missing checkpoint does not exist either', async () => {
     const dir = tempDir('agentrl-ckpt-');
     const r = await runCli(['eval', '--checkpoint', join(dir, 'gone', 'checkpoints', 'iter-1')]);
@@ -156,6 +165,15 @@ describe('agentrl train over a run folder', () => {
       /\[NOTHING_TO_RESUME\]: --resume: nothing to resume in .*empty: it holds no checkpoint .*--run-dir DIR, or drop --resume/,
     );
     expect(existsSync(join(empty, 'metrics.jsonl'))).toBe(false);
+  });
+
+  it('refuses --resume --run-dir of a folder that holds no run, given no config, as nothing to resume', async () => {
+    const dir = tempDir('agentrl-resume-');
+    const r = await runCli(['train', '--resume', '--run-dir', dir]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(
+      /\[NOTHING_TO_RESUME\]: --resume: nothing to resume in .*: it holds no run .*--run-dir DIR, or start a new run with --preset <name> or --config <file>/,
+    );
   });
 
   it('refuses to overwrite a run folder unless --force or --resume, naming both', async () => {

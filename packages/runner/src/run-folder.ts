@@ -37,6 +37,11 @@ export function runFolderOfCheckpoint(checkpoint: string): string | undefined {
   return basename(dirname(dir)) === 'checkpoints' ? dirname(dirname(dir)) : undefined;
 }
 
+/** Whether `dir` is a run folder (it holds `config.resolved.json` or `checkpoints/`). */
+export function isRunFolder(dir: string): boolean {
+  return existsSync(join(dir, RUN_CONFIG_FILE)) || isDir(join(dir, 'checkpoints'));
+}
+
 /** The checkpoint folders of a run (`iter-NNNNNN`), oldest first. */
 export function checkpointNames(runDir: string): string[] {
   const root = join(runDir, 'checkpoints');
