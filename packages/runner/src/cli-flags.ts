@@ -56,7 +56,7 @@ export const FLAG_HELP: Record<FlagName, { readonly value?: string; readonly tex
   },
   checkpoint: {
     value: 'DIR',
-    text: 'eval: the checkpoint to score (a checkpoints/iter-NNNNNN folder); serve: the weights served from the start',
+    text: "eval: the checkpoint to score (a run's checkpoints/iter-NNNNNN folder; with no --config or --preset, the run's saved config); serve: the weights served from the start",
   },
   port: {
     value: 'N',
