@@ -51,6 +51,8 @@ export interface DriverArgs {
   /** The arms, in the order given (checked: known, registered, each once). */
   readonly arms: readonly string[];
   readonly out: string;
+  /** Whether `--out` was given: the summary then stays in that folder (beside its jobs). */
+  readonly outGiven: boolean;
   readonly parallel: number;
   readonly seeds: readonly number[];
   readonly summaryOnly: boolean;
@@ -81,6 +83,7 @@ export function parseDriverArgs(argv: readonly string[], budgetName: string): Dr
   return {
     arms: parseArms(values.arms),
     out: resolve(values.out ?? `runs/${budgetName}`),
+    outGiven: values.out !== undefined,
     parallel,
     seeds,
     summaryOnly: values['summary-only'] === true,
@@ -305,13 +308,14 @@ export async function runBench<B extends BenchBudget>(
     throw new ConfigError(
       `${args.out}: no runs to summarize; run the bench first (without --summary-only)`,
     );
-  // A smoke run's summary stays in its output folder; the committed results are the full and
-  // long runs': the long budget's go to long/ beside the full run's results.json and results.md.
-  const destination = {
-    smoke: args.out,
-    long: join(paths.packageDir, 'long'),
-    full: paths.packageDir,
-  }[bench.budgetName];
+  // A smoke run's summary, and that of a run given its own --out, stays in its output folder;
+  // otherwise the committed results are the full and long runs': the long budget's go to long/
+  // beside the full run's results.json and results.md.
+  const destination = args.outGiven
+    ? args.out
+    : { smoke: args.out, long: join(paths.packageDir, 'long'), full: paths.packageDir }[
+        bench.budgetName
+      ];
   await mkdir(destination, { recursive: true });
   const { markdown } = await summarize(bench, args.out, destination, args.seeds, args.arms);
   process.stdout.write(`${markdown}\n`);

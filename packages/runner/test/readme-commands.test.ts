@@ -89,8 +89,6 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench': {
     skip: 'the benchmark, about 42 minutes on 2 cores',
   },
-  'BENCH_SET=temperature=1,learningRate=3e-4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out runs/t1':
-    { skip: 'the benchmark with another recipe, about as long' },
   'BENCH_BUDGET=long pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench': {
     skip: 'the long budget, about 23 minutes on 2 cores',
   },
@@ -99,6 +97,18 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   },
   'pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --summary-only': {
     skip: 'reads runs/full, which only a full benchmark run writes',
+  },
+  'pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_norm': {
+    skip: 'two arms of the benchmark, about half as long as the whole',
+  },
+  'BENCH_SET=iterations=16,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out jobs/table-16 --seeds 100,101,102,103,104,105,106,107,108,109':
+    { skip: 'the five-arm table on ten seeds, hours on 2 cores' },
+  'BENCH_SET=iterations=16,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out jobs/table-16 --seeds 100,101,102,103,104,105,106,107,108,109 --summary-only':
+    {
+      skip: 'summarizes the committed jobs of the table run (the package test reads the same files)',
+    },
+  'pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --arms grpo,gigpo-mean_norm': {
+    skip: 'two arms of the WebShop benchmark, tens of minutes on 2 cores',
   },
   'pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench': {
     skip: 'the WebShop benchmark, tens of minutes on 2 cores',
