@@ -2,28 +2,23 @@
  * The main job: a tiny decoder learns generated ALFWorld households on CPU. Held-out success is
  * measured before the warm start, after the supervised warm start on expert demonstrations, and
  * after GiGPO, each with a Wilson interval; the run ends with `report.html`. The phases are the
- * demo kit's (`@agentrl/example-demo-kit`); this file holds the budget and the env's parts.
+ * runner's (`runPhases`, what `agentrl train` runs); this file holds the budget and the env's parts.
  */
 import {
-  beforeRow,
   CPU_RECIPE,
   type CurvePoint,
   type DemoBudgetBase,
   type DemoResultBase,
-  evaluateBefore,
-  finishRun,
+  demoResult,
+  demoSettings,
   type DemoOptions as KitOptions,
-  runGigpo,
   SMOKE_SIZES,
   startRun,
   threadsText,
-  validationRow,
-  validationsToReport,
-  warmStart,
   withWorkers,
 } from '@agentrl/example-demo-kit';
 import { backendInfo, describeAdapter } from '@agentrl/model-tfjs';
-import { collectDemonstrations, createConsoleProgress, writeRunInfo } from '@agentrl/runner';
+import { createConsoleProgress, runPhases, writeRunInfo } from '@agentrl/runner';
 import { expertResponse } from './compact-prompt.ts';
 import { createTinyAgent, envSpec, expertPolicy, GENERATED } from './setup.ts';
 
@@ -93,58 +88,24 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     clock.lap('setup');
 
     const spec = envSpec(b.maxTurns);
-    const progress = createConsoleProgress(b.iterations, stream);
-    const agentParts = { policy, tokenizer, budget: b, seed, progress };
-    const before = await evaluateBefore({
-      ...agentParts,
-      env: spec,
-      maxNewTokens: 12,
-      what: 'held-out games',
-      won: 'won',
-    });
-    clock.lap('evalBefore');
-
-    const demos = await collectDemonstrations({
-      env: spec,
-      expert: expertPolicy(),
-      episodes: b.demoEpisodes,
-      seed: seed + 5000,
-      maxTurns: b.maxTurns,
-      formatResponse: expertResponse,
-    });
-    say(
-      `expert: won ${demos.wins}/${demos.episodes} demonstration games, ${demos.demonstrations.length} steps`,
-    );
-    await warmStart({
-      ...agentParts,
-      demonstrations: demos.demonstrations,
-      runDir: options.runDir,
-    });
-    clock.lap('warmStart');
-
-    const run = await runGigpo({
-      ...agentParts,
-      trainEnv: spec,
-      runDir: options.runDir,
-      maxNewTokens: 12,
-      invalidActionPenalty: 0,
-    });
-    clock.lap('rl');
-
-    const headline = [
-      beforeRow(before),
-      ...validationsToReport(run, b.iterations).flatMap((v) => validationRow(v.label, v.metrics)),
-    ];
-    const result = await finishRun({
-      runDir: options.runDir,
-      title: 'agentrl: GiGPO on tiny generated ALFWorld households',
-      headline,
-      run,
-      clock,
-      model,
+    const phases = await runPhases({
+      settings: demoSettings(b, {
+        seed,
+        runDir: options.runDir,
+        maxNewTokens: 12,
+        invalidActionPenalty: 0,
+      }),
+      policy,
       tokenizer,
-      workers,
+      trainEnv: spec,
+      expert: expertPolicy(),
+      formatResponse: expertResponse,
+      progress: createConsoleProgress(b.iterations, stream),
+      say,
+      clock,
+      title: 'agentrl: GiGPO on tiny generated ALFWorld households',
     });
+    const result = demoResult({ phases, model, tokenizer, workers });
     return result;
   });
 }

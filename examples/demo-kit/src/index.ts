@@ -1,6 +1,7 @@
 /**
- * What the CPU demos (`alfworld-gigpo`, `webshop-gigpo`, `search-gigpo`) share: their flags, the
- * phases they run in the same order, the end-of-run summary and the word tokenizer.
+ * What the CPU demos (`alfworld-gigpo`, `webshop-gigpo`, `search-gigpo`) share beside the runner's
+ * phases (`runPhases`, which they run as `agentrl train` does): their flags, a budget as the phases'
+ * settings, worker threads, the end-of-run summary and the word tokenizer.
  */
 export { type DemoArgs, type DemoDefaults, parseDemoArgs } from './args.ts';
 export { CPU_RECIPE, createTinyPolicy, type ModelBudget, SMOKE_SIZES } from './model.ts';
@@ -8,31 +9,22 @@ export {
   AFTER_WARM_START_LABEL,
   afterGigpoLabel,
   BEFORE_LABEL,
-  type BeforeOptions,
-  beforeRow,
   type CurvePoint,
   type DemoBudgetBase,
   type DemoOptions,
+  type DemoPhaseParts,
   type DemoResultBase,
+  type DemoResultOptions,
   type DemoRun,
-  evaluateBefore,
-  type FinishOptions,
-  finishRun,
-  type GigpoOptions,
-  type GigpoRun,
+  demoResult,
+  demoSettings,
   type PhaseClock,
   phaseClock,
-  runGigpo,
   sftStopRule,
   startRun,
   threadsText,
   threadWork,
   validationCurve,
-  validationRow,
-  validationsToReport,
-  type WarmStartOptions,
-  type WarmStartResult,
-  warmStart,
   withWorkers,
   writeResults,
 } from './phases.ts';

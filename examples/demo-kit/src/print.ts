@@ -1,6 +1,9 @@
-/** What a demo's command prints at the end: the headline with intervals, the curve, the phases. */
+/**
+ * What a demo's command prints at the end: the headline with intervals (the runner's table, as
+ * `agentrl train` prints it), the curve, the phases.
+ */
 import type { ThreadWork } from '@agentrl/model-tfjs';
-import { type HeadlineRow, wilsonInterval } from '@agentrl/runner';
+import { formatHeadline, type HeadlineRow } from '@agentrl/runner';
 
 /** The parts of a demo's result the summary prints. */
 export interface PrintedResult<P> {
@@ -31,14 +34,7 @@ export function printSummary<P>(
   format: SummaryFormat<P>,
   started: number,
 ): void {
-  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-  out.write(`\n${format.heading}:\n`);
-  for (const row of result.headline) {
-    const ci = wilsonInterval(row.wins, row.episodes);
-    out.write(
-      `  ${row.label.padEnd(44)} ${String(row.wins).padStart(3)}/${row.episodes}  ${pct(ci.rate).padStart(6)}  [${pct(ci.low)}, ${pct(ci.high)}]${format.rowSuffix?.(row) ?? ''}\n`,
-    );
-  }
+  out.write(`\n${formatHeadline(format.heading, result.headline, format.rowSuffix ?? (() => ''))}`);
   out.write(
     `Held-out curve (RL iteration: ${format.curveColumns}; 0 = after the warm start): ${result.curve
       .map(format.curvePoint)

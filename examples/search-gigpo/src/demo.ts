@@ -3,34 +3,30 @@
  * CPU. Held-out success (exact match) is measured before the warm start, after the supervised
  * warm start on expert demonstrations, and after GiGPO, each with a Wilson interval and split
  * by data source (single-hop, two-hop); the run ends with `report.html` and `headline.json`.
- * The phases are the demo kit's (`@agentrl/example-demo-kit`); this file holds the budget and the
+ * The phases are the runner's (`runPhases`, what `agentrl train` runs); this file holds the budget and the
  * knowledge base's parts.
  */
 import { generateSearchKb } from '@agentrl/env-search';
 import {
-  BEFORE_LABEL,
-  beforeRow,
   CPU_RECIPE,
   type CurvePoint,
   type DemoBudgetBase,
   type DemoResultBase,
-  evaluateBefore,
-  finishRun,
+  demoResult,
+  demoSettings,
   type DemoOptions as KitOptions,
-  runGigpo,
   SMOKE_SIZES,
   startRun,
   threadsText,
-  validationRow,
-  validationsToReport,
-  warmStart,
   withWorkers,
 } from '@agentrl/example-demo-kit';
 import { backendInfo, describeAdapter } from '@agentrl/model-tfjs';
 import {
-  collectDemonstrations,
   createConsoleProgress,
   type HeadlineRow,
+  type Metrics,
+  runPhases,
+  writeResults,
   writeRunInfo,
 } from '@agentrl/runner';
 import { expertResponse } from './compact-prompt.ts';
@@ -151,83 +147,67 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const trainSpec =
       everyQuestion ?? envSpec(seed, 'train', envBudget, { indices: parts.rl, order: 'draw' });
     const valSpec = envSpec(seed, 'test', envBudget);
-    const progress = createConsoleProgress(b.iterations, stream);
-    const agentParts = { policy, tokenizer, budget: b, seed, progress };
-    const before = await evaluateBefore({
-      ...agentParts,
-      env: valSpec,
-      maxNewTokens: 6,
-      what: 'held-out questions',
-      won: 'answered exactly',
+    if (b.demoShare !== 1)
+      say(
+        `demonstrations from ${parts.demo.length} of the ${kb.train.length} training questions; RL asks the other ${parts.rl.length}`,
+      );
+    const phases = await runPhases({
+      settings: demoSettings(b, {
+        seed,
+        runDir: options.runDir,
+        maxNewTokens: 6,
+        invalidActionPenalty: b.invalidActionPenalty,
+        ...(b.similarity > 0 ? { similarityThreshold: b.similarity } : {}),
+        ppoEpochs: b.ppoEpochs,
+      }),
+      policy,
+      tokenizer,
+      trainEnv: trainSpec,
+      valEnv: valSpec,
+      demoEnv: demoSpec,
+      expert: expertPolicy,
+      formatResponse: expertResponse,
+      progress: createConsoleProgress(b.iterations, stream),
+      say,
+      clock,
+      // Exact match per data source has rows of its own, after the three overall rows.
+      rowMetrics: () => undefined,
+      title: 'agentrl: GiGPO on search-QA over a generated knowledge base',
     });
+
+    // The rows of the headline with the metrics they came from (the evaluation before the warm
+    // start is tallied from its episodes).
     const beforeSources: SourceTally = {};
-    for (const e of before.result.episodes) {
+    for (const e of phases.before?.result.episodes ?? []) {
       const entry = beforeSources[e.taskType] ?? { wins: 0, episodes: 0 };
       entry.episodes += 1;
       if (e.won) entry.wins += 1;
       beforeSources[e.taskType] = entry;
     }
-    clock.lap('evalBefore');
-
-    const demos = await collectDemonstrations({
-      env: demoSpec,
-      expert: expertPolicy,
-      episodes: b.demoEpisodes,
-      seed: seed + 5000,
-      maxTurns: b.maxTurns,
-      formatResponse: expertResponse,
-    });
-    say(
-      `expert: answered ${demos.wins}/${demos.episodes} training questions exactly, ${demos.demonstrations.length} demonstration steps${b.demoShare === 1 ? '' : ` (from ${parts.demo.length} of the ${kb.train.length} training questions; RL asks the other ${parts.rl.length})`}`,
-    );
-    const warm = await warmStart({
-      ...agentParts,
-      demonstrations: demos.demonstrations,
-      runDir: options.runDir,
-    });
-    say(
-      `warm start: ${warm.steps} steps${warm.stopped ? ` (stopped: mean loss of the last ${b.sftStopWindow} steps ${warm.meanLoss.toFixed(3)}, at most ${b.sftStopLoss})` : ''}`,
-    );
-    clock.lap('warmStart');
-
-    const run = await runGigpo({
-      ...agentParts,
-      trainEnv: trainSpec,
-      valEnv: valSpec,
-      runDir: options.runDir,
-      maxNewTokens: 6,
-      invalidActionPenalty: b.invalidActionPenalty,
-      ...(b.similarity > 0 ? { similarityThreshold: b.similarity } : {}),
-      ppoEpochs: b.ppoEpochs,
-    });
-    clock.lap('rl');
-
-    const bySource: { label: string; sources: SourceTally }[] = [
-      { label: BEFORE_LABEL, sources: beforeSources },
+    const [beforeRow, ...validated] = phases.headline as [HeadlineRow, ...HeadlineRow[]];
+    const validations: (Metrics | undefined)[] = [
+      phases.metrics.find((m) => m['val/wins'] !== undefined && m.iteration === 0),
+      phases.summary.finalMetrics,
     ];
-    const headline: HeadlineRow[] = [beforeRow(before)];
-    for (const { label, metrics } of validationsToReport(run, b.iterations)) {
-      const rows = validationRow(label, metrics);
-      if (metrics === undefined || rows.length === 0) continue;
-      headline.push(...rows);
-      bySource.push({ label, sources: tallyFromMetrics(metrics, episodesBySource) });
-    }
-    // Exact match per data source (the paper's columns), after the three overall rows.
+    const bySource: { label: string; sources: SourceTally }[] = [
+      { label: beforeRow.label, sources: beforeSources },
+      ...validated.map((row, i) => ({
+        label: row.label,
+        sources: tallyFromMetrics(validations[i] ?? {}, episodesBySource),
+      })),
+    ];
+    const headline: HeadlineRow[] = [...phases.headline];
     for (const { label, sources } of bySource) {
       for (const [source, tally] of Object.entries(sources).sort()) {
         headline.push({ label: `EM ${source}, ${label}`, ...tally });
       }
     }
-    const result = await finishRun({
-      runDir: options.runDir,
+    await writeResults(options.runDir, {
       title: 'agentrl: GiGPO on search-QA over a generated knowledge base',
       headline,
-      run,
-      clock,
-      model,
-      tokenizer,
-      workers,
+      seconds: phases.seconds,
     });
+    const result = { ...demoResult({ phases, model, tokenizer, workers }), headline };
     return {
       ...result,
       bySource,

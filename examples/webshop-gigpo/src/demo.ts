@@ -2,29 +2,24 @@
  * The WebShop demo: a tiny decoder learns to shop in a generated catalogue on CPU. Held-out
  * success and the WebShop score are measured before the warm start, after the supervised warm
  * start on expert demonstrations, and after GiGPO, each success with a Wilson interval; the run
- * ends with `report.html` and `headline.json`. The phases are the demo kit's
- * (`@agentrl/example-demo-kit`); this file holds the budget and the shop's parts.
+ * ends with `report.html` and `headline.json`. The phases are the runner's
+ * (`runPhases`, what `agentrl train` runs); this file holds the budget and the shop's parts.
  */
 import {
-  beforeRow,
   CPU_RECIPE,
   type CurvePoint,
   type DemoBudgetBase,
   type DemoResultBase,
-  evaluateBefore,
-  finishRun,
+  demoResult,
+  demoSettings,
   type DemoOptions as KitOptions,
-  runGigpo,
   SMOKE_SIZES,
   startRun,
   threadsText,
-  validationRow,
-  validationsToReport,
-  warmStart,
   withWorkers,
 } from '@agentrl/example-demo-kit';
 import { backendInfo, describeAdapter } from '@agentrl/model-tfjs';
-import { collectDemonstrations, createConsoleProgress, writeRunInfo } from '@agentrl/runner';
+import { createConsoleProgress, runPhases, writeRunInfo } from '@agentrl/runner';
 import { expertResponse } from './compact-prompt.ts';
 import {
   CATALOGUE_SIZE,
@@ -96,8 +91,6 @@ export interface DemoResult extends DemoResultBase {
   readonly heldOutGoals: number;
 }
 
-const SCORE = 'WebShop score';
-
 /** Runs the whole demo. */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const { budget: b, seed, stream, say, clock } = await startRun(options, FULL_BUDGET);
@@ -133,66 +126,30 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
     const train = envSpec(shop, b.maxTurns, 'train');
     const heldOut = envSpec(shop, b.maxTurns, 'test');
-    const progress = createConsoleProgress(b.iterations, stream);
-    const agentParts = { policy, tokenizer, budget: b, seed, progress };
-    const before = await evaluateBefore({
-      ...agentParts,
-      env: heldOut,
-      maxNewTokens: b.maxNewTokens,
-      what: 'held-out goals',
-      won: 'won',
-    });
-    clock.lap('evalBefore');
-
-    const demos = await collectDemonstrations({
-      env: train,
-      expert: expertPolicy(),
-      episodes: b.demoEpisodes,
-      seed: seed + 5000,
-      maxTurns: b.maxTurns,
-      formatResponse: expertResponse,
-    });
-    say(
-      `expert: won ${demos.wins}/${demos.episodes} demonstration goals, ${demos.demonstrations.length} steps`,
-    );
-    await warmStart({
-      ...agentParts,
-      demonstrations: demos.demonstrations,
-      runDir: options.runDir,
-    });
-    clock.lap('warmStart');
-
-    const run = await runGigpo({
-      ...agentParts,
+    const phases = await runPhases({
+      settings: demoSettings(b, {
+        seed,
+        runDir: options.runDir,
+        maxNewTokens: b.maxNewTokens,
+        invalidActionPenalty: 0,
+      }),
+      policy,
+      tokenizer,
       trainEnv: train,
       valEnv: heldOut,
-      runDir: options.runDir,
-      maxNewTokens: b.maxNewTokens,
-      invalidActionPenalty: 0,
+      expert: expertPolicy(),
+      formatResponse: expertResponse,
+      progress: createConsoleProgress(b.iterations, stream),
+      say,
+      clock,
+      title: 'agentrl: GiGPO on a generated WebShop catalogue',
     });
-    clock.lap('rl');
-
-    const headline = [
-      beforeRow(before, { [SCORE]: before.metrics['before/env/score'] as number }),
-      ...validationsToReport(run, b.iterations).flatMap((v) =>
-        validationRow(v.label, v.metrics, (m) => ({ [SCORE]: m['val/env/score'] as number })),
-      ),
-    ];
     const scores = new Map(
-      run.metrics
+      phases.metrics
         .filter((m) => m['val/wins'] !== undefined)
         .map((m) => [m.iteration as number, m['val/env/score'] as number]),
     );
-    const result = await finishRun({
-      runDir: options.runDir,
-      title: 'agentrl: GiGPO on a generated WebShop catalogue',
-      headline,
-      run,
-      clock,
-      model,
-      tokenizer,
-      workers,
-    });
+    const result = demoResult({ phases, model, tokenizer, workers });
     return {
       ...result,
       curve: result.curve.map((p) => ({ ...p, score: scores.get(p.iteration) as number })),

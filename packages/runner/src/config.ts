@@ -70,7 +70,7 @@ const modelSchema = z.strictObject({
   options: z.record(z.string(), z.unknown()).default({}),
 });
 
-const algorithmSchema = z.strictObject({
+export const algorithmSchema = z.strictObject({
   /** An estimator of `@agentrl/algorithms`' registry (`ESTIMATORS`). */
   name: z.enum(ESTIMATOR_NAMES as [EstimatorName, ...EstimatorName[]]).default('gigpo'),
   /**
@@ -131,7 +131,8 @@ export const validationSchema = z.strictObject({
   split: z.enum(['valid_seen', 'valid_unseen']).optional(),
 });
 
-const sftSchema = z.strictObject({
+/** The `sft` section: the expert demonstrations and the SFT steps of a warm start (and of `agentrl sft`). */
+export const sftSchema = z.strictObject({
   /** Expert episodes collected as demonstrations. */
   episodes: int(1).default(64),
   /** Warm-start steps; with `stopLoss`, the most steps. */
@@ -168,6 +169,37 @@ const sftSchema = z.strictObject({
   spaceInsideTags: z.boolean().default(false),
 });
 
+/** What a run's warm start starts RL from. */
+export const WARM_START_SOURCES = ['expert', 'checkpoint', 'none'] as const;
+
+/**
+ * The `warmStart` section: what `agentrl train` does before RL. `expert`: SFT on the env's expert
+ * demonstrations, as the `sft` section sets it (episodes, steps, batch size, stopping rule,
+ * response template; the learning rate is the model's `sftLearningRate`); `checkpoint`: the
+ * weights of `checkpoint` (a folder `agentrl sft` or `agentrl train` wrote) loaded into the
+ * model; `none`: RL from the model as it is built.
+ */
+export const warmStartSchema = z.strictObject({
+  source: z.enum(WARM_START_SOURCES).default('none'),
+  /** The checkpoint folder of `source: checkpoint` (`<run>/sft/model`, `<run>/checkpoints/iter-N`). */
+  checkpoint: z.string().min(1).optional(),
+});
+
+/**
+ * The `finalEval` section: the headline of a run. With `enabled`, held-out success is measured
+ * before the warm start, after it and after RL on the same episodes, each with its Wilson
+ * interval and the env's own metrics, printed as a table and written to `headline.json`. Where
+ * `episodes` and `temperature` are the validation's, the trainer's first and last validations
+ * are those evaluations (no game is played twice).
+ */
+export const finalEvalSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  /** Held-out episodes of each evaluation (absent: `validation.episodes`). */
+  episodes: int(1).optional(),
+  /** Sampling temperature of each evaluation (absent: `validation.temperature`). */
+  temperature: z.number().min(0).optional(),
+});
+
 /** The `report` section. */
 export const reportSchema = z.strictObject({
   /** Trajectories kept per iteration for the report's browser. */
@@ -184,6 +216,8 @@ export const runConfigSchema = z.strictObject({
   training: trainingSchema.default(trainingSchema.parse({})),
   validation: validationSchema.default(validationSchema.parse({})),
   sft: sftSchema.default(sftSchema.parse({})),
+  warmStart: warmStartSchema.default(warmStartSchema.parse({})),
+  finalEval: finalEvalSchema.default(finalEvalSchema.parse({})),
   report: reportSchema.default(reportSchema.parse({})),
   /** Folder of the config file (set by the loader): package names in `module` fields resolve from it. */
   baseDir: z.string().optional(),
@@ -324,6 +358,7 @@ export function parseRunConfig(input: unknown, baseDir = process.cwd()): RunConf
     problems.push(
       'model.baseUrl is required when model.backend is "openai": e.g. http://127.0.0.1:8000/v1',
     );
+  problems.push(...warmStartProblems(config, baseDir));
   if (m.module?.startsWith('.')) m.module = resolve(baseDir, m.module);
   if (config.env.module?.startsWith('.')) config.env.module = resolve(baseDir, config.env.module);
   if (problems.length > 0) {
@@ -334,6 +369,33 @@ export function parseRunConfig(input: unknown, baseDir = process.cwd()): RunConf
   if (!isAbsolute(config.runDir)) config.runDir = resolve(baseDir, config.runDir);
   config.baseDir ??= baseDir;
   return config;
+}
+
+/**
+ * What is wrong with the `warmStart` section beside its types: a checkpoint source without its
+ * folder (or with one that does not exist), or a folder the source would never read. Resolves
+ * the folder from `baseDir`.
+ */
+function warmStartProblems(config: RunConfig, baseDir: string): string[] {
+  const w = config.warmStart;
+  if (w.source !== 'checkpoint') {
+    return w.checkpoint === undefined
+      ? []
+      : [
+          `warmStart.checkpoint is set but warmStart.source is "${w.source}", which never reads it: set warmStart.source=checkpoint to start from it, or drop warmStart.checkpoint`,
+        ];
+  }
+  if (w.checkpoint === undefined)
+    return [
+      'warmStart.checkpoint is required when warmStart.source is "checkpoint": give the folder of the weights, e.g. --set warmStart.checkpoint=runs/alfworld-cpu/sft/model (what `agentrl sft` writes)',
+    ];
+  const path = isAbsolute(w.checkpoint) ? w.checkpoint : resolve(baseDir, w.checkpoint);
+  if (!existsSync(path) || !statSync(path).isDirectory())
+    return [
+      `warmStart.checkpoint: folder "${w.checkpoint}" does not exist (resolved to ${path}); give a checkpoint folder \`agentrl sft\` or \`agentrl train\` wrote, or set warmStart.source=expert`,
+    ];
+  w.checkpoint = path;
+  return [];
 }
 
 /** Reads a YAML (.yaml/.yml) or JSON config file into a plain object (not yet validated). */
