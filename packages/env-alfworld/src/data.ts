@@ -5,8 +5,8 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ConfigError, createRng, DataError, InvalidInputError } from '@agentrl/core';
+import { missingDataFix, resolveDataDir } from '@agentrl/core/data';
 import { ALFWORLD_TASK_TYPES, type AlfworldTaskType } from './game.ts';
 
 /** The benchmark splits. */
@@ -26,17 +26,13 @@ export interface AlfworldGameEntry {
 }
 
 /**
- * The default data directory: `$ALFWORLD_DATA` when set, else `data/alfworld` in the shared data
- * folder of a source checkout (`$AGENTRL_SHARED`, or the folder `shared` beside the checkout),
- * where its tests find the games. An installed package has no such folder: set `ALFWORLD_DATA`
- * or pass `dataDir` (the games come from ALFWorld's `alfworld-download`).
+ * The default data directory, as `resolveDataDir` of `@agentrl/core/data` finds it:
+ * `$ALFWORLD_DATA` when set, else `$AGENTRL_DATA/alfworld`, else `data/alfworld` of a source
+ * checkout's shared folder where that exists, else `alfworld` in the user cache folder (where
+ * `agentrl data fetch alfworld` puts the games; `~/.cache/agentrl/alfworld` on Linux).
  */
 export function defaultAlfworldDataDir(): string {
-  const fromEnv = process.env['ALFWORLD_DATA'];
-  if (fromEnv !== undefined && fromEnv.length > 0) return fromEnv;
-  const packageRoot = fileURLToPath(new URL('../', import.meta.url));
-  const shared = process.env['AGENTRL_SHARED'] ?? join(packageRoot, '..', '..', '..', 'shared');
-  return join(shared, 'data', 'alfworld');
+  return resolveDataDir('alfworld').dir;
 }
 
 /** Task type named by a task directory (`pick_two_obj_and_place-Candle-None-Drawer-427`). */
@@ -70,8 +66,12 @@ export async function listAlfworldGames(
   const dataDir = options.dataDir ?? defaultAlfworldDataDir();
   const root = join(dataDir, 'json_2.1.1', split);
   if (!existsSync(root)) {
+    const fix =
+      options.dataDir !== undefined
+        ? 'the dataDir option must name the folder holding json_2.1.1 (`agentrl data fetch alfworld` downloads it; without dataDir, ALFWORLD_DATA or the default folder is read)'
+        : `${missingDataFix('alfworld')}, or pass dataDir`;
     throw new ConfigError(
-      `ALFWorld data not found: ${root} does not exist; set the dataDir option or ALFWORLD_DATA to the directory holding json_2.1.1 (or use source: 'generated')`,
+      `ALFWorld data not found: ${root} does not exist; ${fix} (or use source: 'generated')`,
       { details: { field: 'dataDir', value: dataDir } },
     );
   }

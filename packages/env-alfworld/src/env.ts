@@ -16,6 +16,7 @@ import {
   type StepResult,
   type TextEnv,
 } from '@agentrl/core';
+import { dataDirDefault } from '@agentrl/core/data';
 import {
   type AlfworldGameEntry,
   type AlfworldSplit,
@@ -40,7 +41,7 @@ export interface AlfworldEnvOptions {
    * `'generated'` builds a fresh synthetic household from the reset seed (no data needed).
    */
   readonly source?: 'real' | 'generated';
-  /** Directory holding `json_2.1.1` (default: `$ALFWORLD_DATA`, else the data folder beside a checkout of the repository). */
+  /** Directory holding `json_2.1.1` (default: {@link defaultAlfworldDataDir}). */
   readonly dataDir?: string;
   /** Split to draw real games from (default `'train'`). */
   readonly split?: AlfworldSplit;
@@ -91,7 +92,7 @@ export const ALFWORLD_ENV_OPTIONS = {
   dataDir: {
     path: true,
     description: 'folder holding json_2.1.1',
-    default: '$ALFWORLD_DATA, else the data folder beside a checkout of the repository',
+    default: dataDirDefault('alfworld'),
   },
   split: { description: 'split real games are drawn from', default: 'train' },
   taskTypes: { description: 'keep only these task types', default: 'all six' },

@@ -1,8 +1,9 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { platformCacheDir } from '../data-dir.ts';
 import {
   DATASETS,
   type DatasetName,
@@ -17,7 +18,7 @@ afterAll(() => rm(work, { recursive: true, force: true }));
 
 /** The variables these tests change, restored after each. */
 const saved = Object.fromEntries(
-  ['AGENTRL_SHARED', ...Object.values(DATASETS).map((d) => d.variable)].map((k) => [
+  ['AGENTRL_SHARED', 'AGENTRL_DATA', ...Object.values(DATASETS).map((d) => d.variable)].map((k) => [
     k,
     process.env[k],
   ]),
@@ -40,8 +41,10 @@ describe('fixturePath', () => {
 describe('dataPath', () => {
   it("follows the env's own variable when it is set, else data/<folder> of the shared folder", () => {
     process.env.AGENTRL_SHARED = join(work, 'shared');
+    delete process.env.AGENTRL_DATA;
     for (const name of Object.keys(DATASETS) as DatasetName[]) {
       const { folder, variable } = DATASETS[name];
+      mkdirSync(join(work, 'shared', 'data', folder), { recursive: true });
       delete process.env[variable];
       expect(dataPath(name, 'x.json')).toBe(join(work, 'shared', 'data', folder, 'x.json'));
       expect(dataPath(name)).toBe(sharedPath('data', folder));
@@ -50,6 +53,15 @@ describe('dataPath', () => {
       process.env[variable] = '';
       expect(dataPath(name)).toBe(sharedPath('data', folder));
     }
+  });
+
+  it('follows AGENTRL_DATA before the shared folder, and the cache folder when neither has it', () => {
+    process.env.AGENTRL_SHARED = join(work, 'empty-shared');
+    delete process.env.ALFWORLD_DATA;
+    delete process.env.AGENTRL_DATA;
+    expect(dataPath('alfworld')).toBe(join(platformCacheDir(), 'alfworld'));
+    process.env.AGENTRL_DATA = join(work, 'user');
+    expect(dataPath('alfworld', 'json_2.1.1')).toBe(join(work, 'user', 'alfworld', 'json_2.1.1'));
   });
 });
 
@@ -77,16 +89,16 @@ describe('hasData', () => {
       expect(line).toContain(missing);
       expect(line).toContain(`agentrl data fetch ${name}`);
       expect(line).toContain(DATASETS[name].variable);
-      expect(line).toContain(DATASETS[name].get);
+      expect(line).toContain('looked in');
     }
   });
 
   it("checks the dataset's folder when no paths are given", () => {
-    process.env.AGENTRL_SHARED = join(work, 'nothing-here');
+    process.env.AGENTRL_DATA = join(work, 'nothing-here');
     delete process.env.WEBSHOP_DATA;
     const lines: string[] = [];
     expect(hasData('webshop', 'g', { log: (l) => lines.push(l) })).toBe(false);
-    expect(lines[0]).toContain(join(work, 'nothing-here', 'data', 'webshop'));
+    expect(lines[0]).toContain(join(work, 'nothing-here', 'webshop'));
     process.env.WEBSHOP_DATA = work;
     expect(hasData('webshop', 'g', { log: (l) => lines.push(l) })).toBe(true);
     expect(lines).toHaveLength(1);

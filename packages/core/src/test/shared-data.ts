@@ -11,6 +11,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DATA_LOCATIONS, missingDataFix, resolveDataDir, sharedFolder } from '../data-dir.ts';
 
 /** The repository's root: this file is packages/core/src/test/shared-data.ts. */
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
@@ -26,34 +27,24 @@ export function fixturePath(...parts: string[]): string {
  * holds the real datasets under `data/<folder>` (see {@link DATASETS}).
  */
 export function sharedPath(...parts: string[]): string {
-  const root = process.env.AGENTRL_SHARED ?? join(dirname(REPO_ROOT), 'shared');
-  return join(root, ...parts);
+  return join(
+    sharedFolder({ checkout: REPO_ROOT }) ?? join(dirname(REPO_ROOT), 'shared'),
+    ...parts,
+  );
 }
 
 /**
- * What each real dataset is called, its folder under `data/` of the shared folder, the variable
- * that points the env (and the tests) at another copy, and how to get it.
+ * What each real dataset is called, its folder under a data root, the variable that points the
+ * env (and the tests) at another copy (both from `DATA_LOCATIONS` of `@agentrl/core/data`).
  */
 export const DATASETS = {
-  alfworld: {
-    title: 'ALFWorld game files',
-    folder: 'alfworld',
-    variable: 'ALFWORLD_DATA',
-    get: 'get them with `agentrl data fetch alfworld`, or set ALFWORLD_DATA to a copy',
-  },
-  webshop: {
-    title: 'WebShop product files',
-    folder: 'webshop',
-    variable: 'WEBSHOP_DATA',
-    get: 'get them with `agentrl data fetch webshop`, or set WEBSHOP_DATA to a copy',
-  },
+  alfworld: { ...DATA_LOCATIONS.alfworld, title: 'ALFWorld game files' },
+  webshop: { ...DATA_LOCATIONS.webshop, title: 'WebShop product files' },
   search: {
+    ...DATA_LOCATIONS.search,
     // The tests' set is a small one (991 passages, 13,657 questions) built from HotpotQA,
     // NQ-open, MuSiQue and Bamboogle; Search-R1's full corpus is `agentrl data fetch search-r1`.
     title: 'search-QA test set (corpus.jsonl and questions.jsonl)',
-    folder: 'search-qa',
-    variable: 'SEARCH_QA_DATA',
-    get: 'get it with `agentrl data fetch search`, or set SEARCH_QA_DATA to a copy',
   },
 } as const;
 
@@ -61,21 +52,20 @@ export const DATASETS = {
 export type DatasetName = keyof typeof DATASETS;
 
 /**
- * Absolute path of a real dataset's folder, or of `parts` inside it: the folder named by the env's
- * own variable (`ALFWORLD_DATA`, `WEBSHOP_DATA`, `SEARCH_QA_DATA`) when it is set, as the env
- * itself reads it, else `data/<folder>` of the shared data folder ({@link sharedPath}).
+ * Absolute path of a real dataset's folder, or of `parts` inside it, where the env itself looks
+ * (`resolveDataDir` of `@agentrl/core/data`): the env's own variable (`ALFWORLD_DATA`,
+ * `WEBSHOP_DATA`, `SEARCH_QA_DATA`) when it is set, else `$AGENTRL_DATA/<folder>`, else
+ * `data/<folder>` of the shared data folder ({@link sharedPath}) when it exists, else the user
+ * cache folder's.
  */
 export function dataPath(dataset: DatasetName, ...parts: string[]): string {
-  const { folder, variable } = DATASETS[dataset];
-  const fromEnv = process.env[variable];
-  const root = fromEnv !== undefined && fromEnv.length > 0 ? fromEnv : sharedPath('data', folder);
-  return join(root, ...parts);
+  return join(resolveDataDir(dataset, { checkout: REPO_ROOT }).dir, ...parts);
 }
 
 /** The line {@link hasData} prints for a group it skips (exported for its test). */
 export function skipLine(dataset: DatasetName, group: string, missing: string): string {
-  const { title, get } = DATASETS[dataset];
-  return `skipped: ${group} (needs the ${title}: ${missing} is missing; ${get})`;
+  const { title } = DATASETS[dataset];
+  return `skipped: ${group} (needs the ${title}: ${missing} is missing; ${missingDataFix(dataset, { checkout: REPO_ROOT })})`;
 }
 
 /** Options of {@link hasData}. */
