@@ -1,13 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../test/cli.ts';
+import { corridorConfig, runCli } from '../test/cli.ts';
 import { tempDir } from '../test/temp-dir.ts';
 import { resolveConfig } from './cli.ts';
 import type { RunConfig } from './config.ts';
 import { PRESETS } from './presets.ts';
-
-const fixture = (name: string) => new URL(`../test/fixtures/${name}`, import.meta.url).pathname;
 
 function withoutBaseDir(config: RunConfig): Omit<RunConfig, 'baseDir'> {
   const { baseDir: _, ...rest } = config;
@@ -37,17 +35,7 @@ describe('agentrl config', () => {
 
   it('trains from the config it printed', async () => {
     const dir = tempDir('agentrl-show-');
-    const source = join(dir, 'source.yaml');
-    writeFileSync(
-      source,
-      `runDir: ${join(dir, 'run')}
-env: { id: test/corridor-v1, module: ${fixture('corridor-env.ts')} }
-model: { backend: module, module: ${fixture('tabular-model.ts')} }
-rollout: { batchSize: 8, groupSize: 4, maxTurns: 8, maxNewTokens: 64 }
-algorithm: { name: grpo }
-validation: { every: 0, episodes: 4 }
-`,
-    );
+    const source = corridorConfig(dir, '');
     const shown = await runCli(['config', 'show', '-c', source, '--iterations', '1']);
     expect(shown.code, shown.err).toBe(0);
     const file = join(dir, 'shown.yaml');

@@ -1,27 +1,9 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../test/cli.ts';
+import { corridorConfig, runCli } from '../test/cli.ts';
 import { tempDir } from '../test/temp-dir.ts';
 import { listenError, notWritableError, reportLine } from './cli-errors.ts';
-
-const fixture = (name: string) => new URL(`../test/fixtures/${name}`, import.meta.url).pathname;
-
-function corridorConfig(dir: string): string {
-  const path = join(dir, 'run.yaml');
-  writeFileSync(
-    path,
-    `runDir: ${join(dir, 'run')}
-env: { id: test/corridor-v1, module: ${fixture('corridor-env.ts')} }
-model: { backend: module, module: ${fixture('tabular-model.ts')} }
-rollout: { batchSize: 8, groupSize: 4, maxTurns: 8, maxNewTokens: 64 }
-algorithm: { name: grpo }
-validation: { every: 0, episodes: 4 }
-training: { iterations: 1 }
-`,
-  );
-  return path;
-}
 
 /** The message is one line with no stack trace. */
 function expectOneLine(err: string): void {

@@ -1,27 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { alfworldTrain, readMetrics, runCli, TINY_ALFWORLD } from '../test/cli.ts';
+import { alfworldTrain, corridorConfig, readMetrics, runCli, TINY_ALFWORLD } from '../test/cli.ts';
 import { tempDir } from '../test/temp-dir.ts';
-
-const fixture = (name: string) => new URL(`../test/fixtures/${name}`, import.meta.url).pathname;
-
-/** A corridor run config (tabular model, a few episodes) whose run folder is `<dir>/run`. */
-function corridorConfig(dir: string): string {
-  const path = join(dir, 'run.yaml');
-  writeFileSync(
-    path,
-    `runDir: ${join(dir, 'run')}
-env: { id: test/corridor-v1, module: ${fixture('corridor-env.ts')} }
-model: { backend: module, module: ${fixture('tabular-model.ts')} }
-rollout: { batchSize: 8, groupSize: 4, maxTurns: 8, maxNewTokens: 64 }
-algorithm: { name: grpo }
-validation: { every: 0, episodes: 4 }
-training: { iterations: 1 }
-`,
-  );
-  return path;
-}
 
 /** Trains the corridor run for one iteration; returns its config file and run folder. */
 async function trainedRun(prefix: string): Promise<{ config: string; run: string }> {

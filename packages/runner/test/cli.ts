@@ -1,5 +1,5 @@
 /** Shared helpers of the runner's tests that drive the CLI entry in-process. */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { expect } from 'vitest';
@@ -23,6 +23,27 @@ export async function runCli(args: string[]): Promise<CliResult> {
   (stderr as unknown as PassThrough).on('data', (d: Buffer) => (err += d.toString()));
   const code = await main(args, { stdout, stderr });
   return { code, out, err };
+}
+
+const fixture = (name: string) => new URL(`fixtures/${name}`, import.meta.url).pathname;
+
+/**
+ * Writes `<dir>/run.yaml`: a corridor run (the tabular test model, a few episodes) whose run
+ * folder is `<dir>/run`, with `extra` YAML lines appended (default: one iteration).
+ */
+export function corridorConfig(dir: string, extra = 'training: { iterations: 1 }\n'): string {
+  const path = join(dir, 'run.yaml');
+  writeFileSync(
+    path,
+    `runDir: ${join(dir, 'run')}
+env: { id: test/corridor-v1, module: ${fixture('corridor-env.ts')} }
+model: { backend: module, module: ${fixture('tabular-model.ts')} }
+rollout: { batchSize: 8, groupSize: 4, maxTurns: 8, maxNewTokens: 64 }
+algorithm: { name: grpo }
+validation: { every: 0, episodes: 4 }
+${extra}`,
+  );
+  return path;
 }
 
 /** The rows of a run folder's `metrics.jsonl`, one per iteration. */
