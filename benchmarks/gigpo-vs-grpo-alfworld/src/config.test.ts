@@ -1,6 +1,6 @@
 import { ALFWORLD_TASK_TYPES } from '@agentrl/env-alfworld';
 import { FULL_BUDGET as MAIN_JOB_BUDGET } from '@agentrl/example-alfworld-gigpo';
-import { ARMS, FINAL_EVAL_EPISODES, warmRecipe } from '@agentrl-bench/gigpo-vs-grpo-kit';
+import { FINAL_EVAL_EPISODES, TABLE_1_ARMS, warmRecipe } from '@agentrl-bench/gigpo-vs-grpo-kit';
 import { describe, expect, it } from 'vitest';
 import { ALFWORLD, FULL_BUDGET, PAPER_TABLE_1, TASK_TYPES } from './config.ts';
 
@@ -39,6 +39,7 @@ describe('the ALFWorld benchmark budget', () => {
       'pick2',
     ]);
     expect(ALFWORLD.successLabel).toBe('All');
-    expect(Object.keys(PAPER_TABLE_1.rows)).toEqual(Object.keys(ARMS));
+    expect(Object.keys(PAPER_TABLE_1.rows)).toEqual(TABLE_1_ARMS);
+    expect(ALFWORLD.arms).toBeUndefined();
   });
 });

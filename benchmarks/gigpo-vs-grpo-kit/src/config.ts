@@ -119,6 +119,13 @@ export interface Benchmark<B extends BenchBudget = BenchBudget> {
   readonly successLabel?: string;
   /** The paper's numbers for the same table (none: not printed). */
   readonly paper?: PaperReference;
+  /**
+   * The arms a run has unless `--arms` picks others, in the table's order (absent:
+   * {@link TABLE_1_ARMS}); those the runner cannot train are left out (`defaultArmsOf`).
+   */
+  readonly arms?: readonly string[];
+  /** The seeds a run has unless `--seeds` picks others (absent: {@link SEEDS}). */
+  readonly seeds?: readonly number[];
   /** The job's tokenizer and fresh seeded model. */
   agent(budget: B, seed: number): Promise<BenchAgent>;
   /** Where demonstrations are collected and the arms train. */
@@ -154,13 +161,21 @@ export interface ArmSpec {
 const GIGPO_SHARED = { gamma: 0.95, stepAdvantageWeight: 1 } as const;
 
 /**
- * The arms, in the order of the paper's Table 1 (Feng et al. 2025, arXiv 2505.10978): same warm
- * start, same budget, only the algorithm differs. GiGPO's two rows are its two normalisations
- * (`mode`: `mean_std_norm` divides both levels by the group's std, `mean_norm` does not). The
- * invalid-action penalty is the budget's, added to every arm's options by the job. `ppo` is PPO
- * with a critic (verl-agent's PPO options, their defaults; the runner's trainer trains the
- * critic); an arm the runner cannot train is refused by name with the runner's reason
- * (`checkArms`).
+ * The step-grouping threshold of the paper's search-QA setting: GiGPO groups anchor states whose
+ * difflib ratio is at least 0.9 instead of equal ones (verl-agent's `similarity_thresh`, whose
+ * own default when similarity grouping is on is 0.95).
+ */
+const SEARCH_SIMILARITY_THRESHOLD = 0.9;
+
+/**
+ * The arms: first the rows of the paper's Table 1 in its order (Feng et al. 2025, arXiv
+ * 2505.10978), then GiGPO as the paper runs it on search-QA; same warm start, same budget, only
+ * the algorithm differs. GiGPO's two Table 1 rows are its two normalisations (`mode`:
+ * `mean_std_norm` divides both levels by the group's std, `mean_norm` does not);
+ * `gigpo-sim0.9` is the first with anchors grouped by similarity at 0.9. The invalid-action
+ * penalty is the budget's, added to every arm's options by the job. `ppo` is PPO with a critic
+ * (verl-agent's PPO options, their defaults; the runner's trainer trains the critic); an arm the
+ * runner cannot train is refused by name with the runner's reason (`checkArms`).
  */
 export const ARMS: Readonly<Record<string, ArmSpec>> = {
   ppo: { label: 'PPO (with critic)', algorithm: { name: 'ppo', options: {} } },
@@ -174,7 +189,30 @@ export const ARMS: Readonly<Record<string, ArmSpec>> = {
     label: 'GiGPO w/o std',
     algorithm: { name: 'gigpo', options: { mode: 'mean_norm', ...GIGPO_SHARED } },
   },
+  'gigpo-sim0.9': {
+    label: 'GiGPO w/ std, similar anchors (0.9)',
+    algorithm: {
+      name: 'gigpo',
+      options: {
+        mode: 'mean_std_norm',
+        ...GIGPO_SHARED,
+        similarityThreshold: SEARCH_SIMILARITY_THRESHOLD,
+      },
+    },
+  },
 };
+
+/**
+ * The rows of the paper's Table 1 among {@link ARMS}, in its order: the arms a benchmark runs
+ * unless it names its own (`Benchmark.arms`) or `--arms` picks others.
+ */
+export const TABLE_1_ARMS: readonly string[] = [
+  'ppo',
+  'rloo',
+  'grpo',
+  'gigpo-mean_std_norm',
+  'gigpo-mean_norm',
+];
 
 /**
  * Why the runner cannot train an arm now (its refusal, e.g. an estimator that is not registered or
@@ -183,12 +221,16 @@ export const ARMS: Readonly<Record<string, ArmSpec>> = {
 export type ArmRefusal = (arm: string) => string | undefined;
 
 /**
- * The arms a run has unless `--arms` picks others: every arm of {@link ARMS}, in its order, that
- * the runner can train at run time (`refusal` says why not), so the list follows what the runner
- * trains (PPO with a critic among them once its trainer trained the critic): no list to edit.
+ * The arms a run has unless `--arms` picks others: every arm of `candidates` (a benchmark's own
+ * list, or {@link TABLE_1_ARMS}), in its order, that the runner can train at run time (`refusal`
+ * says why not), so the list follows what the runner trains (PPO with a critic among them once
+ * its trainer trained the critic): no list to edit.
  */
-export function defaultArmsOf(refusal: ArmRefusal): string[] {
-  return Object.keys(ARMS).filter((arm) => refusal(arm) === undefined);
+export function defaultArmsOf(
+  refusal: ArmRefusal,
+  candidates: readonly string[] = TABLE_1_ARMS,
+): string[] {
+  return candidates.filter((arm) => refusal(arm) === undefined);
 }
 
 /** The arm the paired table compares every other arm with (the paper's baseline). */
@@ -259,6 +301,7 @@ export function resolvedAlgorithm(arm: string, budget: BenchBudget): AlgorithmEn
 /** The critic's learning rate over the actor's in the PPO arm (verl-agent's PPO scripts: 1e-5 / 1e-6). */
 export const CRITIC_LEARNING_RATE_RATIO = 10;
 
+/** The seeds a run has unless its benchmark names its own (`Benchmark.seeds`) or `--seeds` others. */
 export const SEEDS: readonly number[] = [0, 1, 2, 3, 4];
 
 /** Which budget a process runs: `smoke` (`BENCH_SMOKE=1`), `long` (`BENCH_BUDGET=long`) or `full`. */

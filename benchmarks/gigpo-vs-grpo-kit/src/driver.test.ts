@@ -15,6 +15,7 @@ import {
   resolveBench,
   resolvedAlgorithm,
   SEEDS,
+  TABLE_1_ARMS,
   warmRecipe,
   withOverrides,
 } from './config.ts';
@@ -119,22 +120,27 @@ describe('the budget of a process', () => {
 });
 
 describe('the arms', () => {
-  it("are the paper's Table 1 rows in its order, each a run-config algorithm entry, and PPO is one more entry", () => {
-    expect(Object.keys(ARMS)).toEqual([
-      'ppo',
-      'rloo',
-      'grpo',
-      'gigpo-mean_std_norm',
-      'gigpo-mean_norm',
-    ]);
+  it("are the paper's Table 1 rows in its order, then GiGPO with similar anchors, each a run-config algorithm entry, and PPO is one more entry", () => {
+    expect(TABLE_1_ARMS).toEqual(['ppo', 'rloo', 'grpo', 'gigpo-mean_std_norm', 'gigpo-mean_norm']);
+    expect(Object.keys(ARMS)).toEqual([...TABLE_1_ARMS, 'gigpo-sim0.9']);
+    expect(ARMS['gigpo-sim0.9']?.algorithm).toEqual({
+      name: 'gigpo',
+      options: {
+        mode: 'mean_std_norm',
+        gamma: 0.95,
+        stepAdvantageWeight: 1,
+        similarityThreshold: 0.9,
+      },
+    });
     expect(ARMS['gigpo-mean_norm']?.algorithm).toEqual({
       name: 'gigpo',
       options: { mode: 'mean_norm', gamma: 0.95, stepAdvantageWeight: 1 },
     });
     expect(ARMS.ppo?.algorithm.name).toBe('ppo');
-    // The default arms are every arm the runner trains now, in the table's order: the four
-    // critic-free ones at least, and PPO once the trainer trains a critic.
-    expect(DEFAULT_ARMS).toEqual(Object.keys(ARMS).filter((a) => armRefusal(a) === undefined));
+    // The default arms are every Table 1 arm the runner trains now, in the table's order: the
+    // four critic-free ones at least, and PPO once the trainer trains a critic.
+    expect(DEFAULT_ARMS).toEqual(TABLE_1_ARMS.filter((a) => armRefusal(a) === undefined));
+    expect(DEFAULT_ARMS).not.toContain('gigpo-sim0.9');
     expect(DEFAULT_ARMS).toEqual(
       expect.arrayContaining(['rloo', 'grpo', 'gigpo-mean_std_norm', 'gigpo-mean_norm']),
     );
@@ -151,7 +157,7 @@ describe('the arms', () => {
     ]);
     expect(parseDriverArgs([], 'full').arms).toEqual(DEFAULT_ARMS);
     expect(() => parseDriverArgs(['--arms', 'grpo,gigpo-mean-norm'], 'full')).toThrow(
-      /--arms: unknown arm "gigpo-mean-norm"; did you mean "gigpo-mean_norm"\? \(arms: ppo, rloo, grpo, gigpo-mean_std_norm, gigpo-mean_norm\)/,
+      /--arms: unknown arm "gigpo-mean-norm"; did you mean "gigpo-mean_norm"\? \(arms: ppo, rloo, grpo, gigpo-mean_std_norm, gigpo-mean_norm, gigpo-sim0\.9\)/,
     );
     expect(() => parseDriverArgs(['--arms', 'gigpo'], 'full')).toThrow(
       /unknown arm "gigpo"; did you mean "gigpo-mean_std_norm"/,
@@ -169,6 +175,21 @@ describe('the arms', () => {
       expect(() => parseDriverArgs(['--arms', 'ppo'], 'full')).toThrow(why);
       expect(() => parseJobArgs(['--seed', '0', '--phase', 'ppo'])).toThrow(/cannot be trained/);
     }
+  });
+
+  it("default to a benchmark's own arm list and seeds where it names them, the Table 1 rows and SEEDS where it does not", () => {
+    const own = { arms: ['grpo', 'gigpo-sim0.9'], seeds: [200, 201] };
+    expect(parseDriverArgs([], 'full', own)).toMatchObject(own);
+    expect(parseDriverArgs([], 'full', {})).toMatchObject({ arms: DEFAULT_ARMS, seeds: SEEDS });
+    expect(parseDriverArgs(['--arms', 'grpo', '--seeds', '3'], 'full', own)).toMatchObject({
+      arms: ['grpo'],
+      seeds: [3],
+    });
+    expect(parseJobArgs(['--seed', '200', '--phase', 'warm'], { arms: own.arms }).arms).toEqual(
+      own.arms,
+    );
+    expect(defaultArms(own.arms)).toEqual(own.arms);
+    expect(defaultArms()).toEqual(DEFAULT_ARMS);
   });
 });
 
@@ -416,7 +437,7 @@ describe('the jobs', () => {
       /--seed x: give an integer/,
     );
     expect(() => parseJobArgs(['--seed', '0', '--phase', 'gigpo'])).toThrow(
-      /--phase gigpo: use one of warm, ppo, rloo, grpo, gigpo-mean_std_norm, gigpo-mean_norm, eval/,
+      /--phase gigpo: use one of warm, ppo, rloo, grpo, gigpo-mean_std_norm, gigpo-mean_norm, gigpo-sim0\.9, eval/,
     );
     expect(parseDriverArgs(['--seeds', '0,2', '--parallel', '1'], 'full')).toMatchObject({
       seeds: [0, 2],

@@ -3,9 +3,10 @@
  * job per arm from it, then the final evaluation of the warm start and every arm, each job a
  * separate process (the benchmark's `run.ts`) and `--parallel` of them at a time (default 2, one
  * per core); then `results.json` and `results.md` from the per-job JSON files, and an overlay
- * report of every run's curves. Flags: --arms A,B (default: every arm the runner trains, `defaultArms`), --out DIR (default
+ * report of every run's curves. Flags: --arms A,B (default: every arm of the benchmark's `arms`,
+ * or of the paper's Table 1 rows, that the runner trains, `defaultArms`), --out DIR (default
  * runs/<budget>: full, long with BENCH_BUDGET=long, smoke with BENCH_SMOKE=1), --parallel N,
- * --seeds 0,1,… (default all five), --summary-only.
+ * --seeds 0,1,… (default the benchmark's `seeds`, or `SEEDS`), --summary-only.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -58,8 +59,15 @@ export interface DriverArgs {
   readonly summaryOnly: boolean;
 }
 
-/** Parses the driver's command line; `budgetName` names the default output folder. */
-export function parseDriverArgs(argv: readonly string[], budgetName: string): DriverArgs {
+/**
+ * Parses the driver's command line; `budgetName` names the default output folder, `defaults` the
+ * benchmark's own default arms and seeds (absent: the kit's, `TABLE_1_ARMS` and `SEEDS`).
+ */
+export function parseDriverArgs(
+  argv: readonly string[],
+  budgetName: string,
+  defaults: { readonly arms?: readonly string[]; readonly seeds?: readonly number[] } = {},
+): DriverArgs {
   const { values } = parseArgs({
     args: dropArgsSeparator([...argv]),
     options: {
@@ -75,13 +83,16 @@ export function parseDriverArgs(argv: readonly string[], budgetName: string): Dr
     throw new ConfigError(
       `--parallel ${String(values.parallel)}: give a whole number of jobs at a time, at least 1, e.g. --parallel 2`,
     );
-  const seeds = values.seeds === undefined ? [...SEEDS] : values.seeds.split(',').map(Number);
+  const seeds =
+    values.seeds === undefined
+      ? [...(defaults.seeds ?? SEEDS)]
+      : values.seeds.split(',').map(Number);
   if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s)))
     throw new ConfigError(
       `--seeds ${String(values.seeds)}: give integers separated by commas, e.g. --seeds 0,1,2`,
     );
   return {
-    arms: parseArms(values.arms),
+    arms: parseArms(values.arms, defaults.arms),
     out: resolve(values.out ?? `runs/${budgetName}`),
     outGiven: values.out !== undefined,
     parallel,
@@ -299,7 +310,11 @@ export async function runBench<B extends BenchBudget>(
   paths: BenchPaths,
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<void> {
-  const args = parseDriverArgs(argv, bench.budgetName);
+  const { arms, seeds } = bench.bench;
+  const args = parseDriverArgs(argv, bench.budgetName, {
+    ...(arms ? { arms } : {}),
+    ...(seeds ? { seeds } : {}),
+  });
   if (!args.summaryOnly) {
     await mkdir(args.out, { recursive: true });
     await runJobs(bench, args, (job) => spawnJob(paths.jobScript, args.out, job, args.arms));

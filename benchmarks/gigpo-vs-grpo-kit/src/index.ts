@@ -1,7 +1,8 @@
 /**
  * What the GiGPO-against-GRPO benchmarks share (`benchmarks/gigpo-vs-grpo-*`): a benchmark names
  * its budgets and its env (`Benchmark`); the kit resolves the budget from the environment, runs the
- * jobs (warm start, one job per arm of `ARMS` that `--arms` picks, final evaluation) as processes
+ * jobs (warm start, one job per arm of `ARMS` that `--arms` picks, by default the benchmark's
+ * `arms` or the paper's Table 1 rows, final evaluation) as processes
  * two at a time, resumes, and writes the summary laid out as the paper's Table 1.
  */
 export {
@@ -29,6 +30,7 @@ export {
   resolveBench,
   resolvedAlgorithm,
   SEEDS,
+  TABLE_1_ARMS,
   warmRecipe,
   withOverrides,
 } from './config.ts';

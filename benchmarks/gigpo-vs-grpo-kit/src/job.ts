@@ -77,19 +77,31 @@ export function armRefusal(arm: string): string | undefined {
   }
 }
 
-/** The arms a run has unless `--arms` picks others: every arm the runner can train now, in `ARMS` order. */
-export function defaultArms(): string[] {
-  return defaultArmsOf(armRefusal);
+/**
+ * The arms a run has unless `--arms` picks others: every arm of `candidates` (a benchmark's
+ * `arms`; absent: the paper's Table 1 rows, `TABLE_1_ARMS`) the runner can train now, in order.
+ */
+export function defaultArms(candidates?: readonly string[]): string[] {
+  return defaultArmsOf(armRefusal, candidates);
 }
 
-/** The arms a comma-separated list names, checked (`checkArms`); absent: {@link defaultArms}. */
-export function parseArms(text: string | undefined): string[] {
-  const names = text === undefined ? defaultArms() : text.split(',').map((a) => a.trim());
+/**
+ * The arms a comma-separated list names, checked (`checkArms`); absent: {@link defaultArms} of
+ * `candidates`.
+ */
+export function parseArms(text: string | undefined, candidates?: readonly string[]): string[] {
+  const names = text === undefined ? defaultArms(candidates) : text.split(',').map((a) => a.trim());
   return checkArms(names, armRefusal);
 }
 
-/** Parses a job's command line (`--seed N --phase P --out DIR [--arms A,B]`). */
-export function parseJobArgs(argv: readonly string[]): JobSpec {
+/**
+ * Parses a job's command line (`--seed N --phase P --out DIR [--arms A,B]`); `arms` is the
+ * benchmark's default arm list (absent: the kit's).
+ */
+export function parseJobArgs(
+  argv: readonly string[],
+  defaults: { readonly arms?: readonly string[] } = {},
+): JobSpec {
   const { values } = parseArgs({ args: dropArgsSeparator([...argv]), options: JOB_FLAGS });
   const seed = Number(values.seed);
   if (values.seed === undefined || !Number.isInteger(seed))
@@ -98,7 +110,12 @@ export function parseJobArgs(argv: readonly string[]): JobSpec {
   if (!PHASES.includes(phase))
     throw new ConfigError(`--phase ${phase}: use one of ${PHASES.join(', ')}`);
   if (phase in ARMS) checkArms([phase], armRefusal);
-  return { seed, phase, out: resolve(values.out ?? 'runs'), arms: parseArms(values.arms) };
+  return {
+    seed,
+    phase,
+    out: resolve(values.out ?? 'runs'),
+    arms: parseArms(values.arms, defaults.arms),
+  };
 }
 
 /** A validation's metrics as the job records them: wins, episodes and the benchmark's metrics. */
@@ -355,5 +372,5 @@ export async function runJobCli<B extends BenchBudget>(
   bench: ResolvedBench<B>,
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<void> {
-  await runJob(bench, parseJobArgs(argv));
+  await runJob(bench, parseJobArgs(argv, bench.bench.arms ? { arms: bench.bench.arms } : {}));
 }
