@@ -30,12 +30,13 @@ if (positionals[0] !== 'serve') {
   process.exit(2);
 }
 
+// The real files when asked for (--data, WEBSHOP_DATA) or present in the default data folder.
+const asked = values.data !== undefined || process.env.WEBSHOP_DATA !== undefined;
 const useData =
-  values.synthetic === undefined &&
-  (values.data !== undefined || process.env.WEBSHOP_DATA !== undefined);
+  values.synthetic === undefined && (asked || hasProductsFile(resolveDataDir(values.data)));
 if (useData && !hasProductsFile(resolveDataDir(values.data))) {
   console.error(
-    `items_shuffle_1000.json is not in ${resolveDataDir(values.data)}; use --synthetic 200 (${WEBSHOP_DATA_SOURCE})`,
+    `items_shuffle_1000.json is not in ${resolveDataDir(values.data)}; \`agentrl data fetch webshop --dir ${resolveDataDir(values.data)}\` downloads it, or use --synthetic 200 (${WEBSHOP_DATA_SOURCE})`,
   );
   process.exit(1);
 }

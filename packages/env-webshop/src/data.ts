@@ -1,10 +1,13 @@
 /**
  * Reading the WebShop data folder: products, attributes and human instructions, from an
- * option or `WEBSHOP_DATA`. The only module that touches the file system for data.
+ * option or the default folder (`resolveDataDir` of `@agentrl/core/data`: `WEBSHOP_DATA`,
+ * `$AGENTRL_DATA/webshop`, a source checkout's shared folder, the user cache folder). The only
+ * module that touches the file system for data.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, DataError } from '@agentrl/core';
+import { DataError } from '@agentrl/core';
+import { missingDataFix, resolveDataDir as resolveDefaultDataDir } from '@agentrl/core/data';
 import { loadProducts, type Product, WEBSHOP_DATA_SOURCE } from './catalogue.ts';
 import { generateSyntheticCatalogue, type SyntheticCatalogueOptions } from './synthetic.ts';
 
@@ -21,21 +24,22 @@ export type CatalogueSource =
   | ({ readonly kind: 'synthetic' } & SyntheticCatalogueOptions)
   | { readonly kind: 'products'; readonly products: readonly Product[] };
 
-/** The data folder: the option, else `WEBSHOP_DATA`; a clear error when neither is set. */
+/**
+ * The data folder: the option, else the default one (`WEBSHOP_DATA` when set, else
+ * `$AGENTRL_DATA/webshop`, else `data/webshop` of a source checkout's shared folder where that
+ * exists, else `webshop` in the user cache folder, where `agentrl data fetch webshop` puts it).
+ */
 export function resolveDataDir(dataDir?: string): string {
-  const dir = dataDir ?? process.env.WEBSHOP_DATA;
-  if (!dir)
-    throw new ConfigError(
-      `dataDir is not set and WEBSHOP_DATA is empty: pass { dataDir } or set WEBSHOP_DATA to the WebShop data folder (${WEBSHOP_DATA_SOURCE}), or use { kind: "synthetic" }`,
-      { details: { field: 'dataDir' } },
-    );
-  return dir;
+  return dataDir ?? resolveDefaultDataDir('webshop').dir;
 }
 
-function readJson(path: string): unknown {
+/** `given`: whether the folder came from an option (else it is the default folder). */
+function readJson(path: string, given: boolean): unknown {
   if (!existsSync(path))
     throw new DataError(
-      `${path} is missing: the WebShop data folder must hold it (${WEBSHOP_DATA_SOURCE}), or use the synthetic catalogue`,
+      given
+        ? `${path} is missing: the WebShop data folder must hold it (\`agentrl data fetch webshop --dir <folder>\` downloads it; ${WEBSHOP_DATA_SOURCE}), or use the synthetic catalogue`
+        : `${path} is missing: ${missingDataFix('webshop')}; or pass { dataDir }, or use { kind: "synthetic" } (${WEBSHOP_DATA_SOURCE})`,
       { details: { file: path } },
     );
   try {
@@ -70,10 +74,11 @@ export function loadCatalogue(source: CatalogueSource): Product[] {
   const products = join(dir, DATA_FILES.products);
   const attributes = join(dir, DATA_FILES.attributes);
   const human = join(dir, DATA_FILES.humanInstructions);
+  const given = source.dataDir !== undefined;
   return loadProducts(
-    readJson(products),
-    readJson(attributes),
-    source.humanInstructions ? readJson(human) : undefined,
+    readJson(products, given),
+    readJson(attributes, given),
+    source.humanInstructions ? readJson(human, given) : undefined,
     {
       products,
       attributes,

@@ -16,7 +16,8 @@ import {
   type TextEnv,
 } from '@agentrl/core';
 import type { ConvertedPage } from './convert.ts';
-import type { CatalogueSource } from './data.ts';
+import { dataDirDefault } from '@agentrl/core/data';
+import { type CatalogueSource, resolveDataDir } from './data.ts';
 import { type GoalSource, type Split, splitRange } from './goals.ts';
 import {
   admissibleActions,
@@ -57,7 +58,11 @@ export const directDriver: PageDriver = {
  */
 export const CATALOGUE_OPTIONS = {
   kind: { description: "'data' (the WebShop files), 'synthetic' (generated) or 'products'" },
-  dataDir: { path: true, description: "kind 'data': the data folder", default: '$WEBSHOP_DATA' },
+  dataDir: {
+    path: true,
+    description: "kind 'data': the data folder",
+    default: dataDirDefault('webshop'),
+  },
   humanInstructions: { description: "kind 'data': read the human instruction file too" },
   size: {
     description: "kind 'synthetic': number of products",
@@ -90,7 +95,7 @@ type KeysOfUnion<T> = T extends unknown ? keyof T : never;
 export const SHOP_OPTIONS = {
   catalogue: {
     description: 'where the products come from',
-    default: '$WEBSHOP_DATA',
+    default: "kind 'data' in the default data folder",
     options: CATALOGUE_OPTIONS,
   },
   goals: { description: "'synthetic' (verl-agent's) or 'human' goals", default: 'synthetic' },
@@ -110,7 +115,7 @@ export const WEBSHOP_ENV_OPTIONS = {
   },
   catalogue: {
     description: 'where the products come from when no shop is given',
-    default: '$WEBSHOP_DATA',
+    default: "kind 'data' in the default data folder",
     options: CATALOGUE_OPTIONS,
   },
   dataDir: { path: true, description: "shorthand for catalogue: { kind: 'data', dataDir }" },
@@ -137,7 +142,7 @@ export interface WebshopEnvOptions {
    * its search index are built once.
    */
   readonly shop?: Shop | ShopOptions;
-  /** Where the products come from when no shop is given (default: `WEBSHOP_DATA`). */
+  /** Where the products come from when no shop is given (default: the files in the default data folder, `resolveDataDir`). */
   readonly catalogue?: CatalogueSource;
   /** Shorthand for `catalogue: { kind: 'data', dataDir }`. */
   readonly dataDir?: string;
@@ -177,7 +182,7 @@ export function shopFromOptions(options: WebshopEnvOptions): Shop {
   // process: one catalogue and search index, not one per slot.
   if (shopOptions.nameNouns !== undefined || shopOptions.catalogue?.kind === 'products')
     return Shop.create(shopOptions);
-  const key = JSON.stringify([shopOptions, process.env.WEBSHOP_DATA]);
+  const key = JSON.stringify([shopOptions, resolveDataDir()]);
   let shop = sharedShops.get(key);
   if (shop === undefined) {
     shop = Shop.create(shopOptions);

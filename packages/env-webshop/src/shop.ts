@@ -18,7 +18,7 @@ export const PRODUCT_WINDOW = 10;
 
 /** Options of {@link Shop.create}. */
 export interface ShopOptions {
-  /** Where the products come from (default: the data folder from `WEBSHOP_DATA`). */
+  /** Where the products come from (default: the files in the default data folder, `resolveDataDir`). */
   readonly catalogue?: CatalogueSource;
   /** Synthetic (verl-agent's default) or human goals. */
   readonly goals?: GoalSource;
