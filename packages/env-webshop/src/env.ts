@@ -15,8 +15,8 @@ import {
   type StepResult,
   type TextEnv,
 } from '@agentrl/core';
-import type { ConvertedPage } from './convert.ts';
 import { dataDirDefault } from '@agentrl/core/data';
+import type { ConvertedPage } from './convert.ts';
 import { type CatalogueSource, resolveDataDir } from './data.ts';
 import { type GoalSource, type Split, splitRange } from './goals.ts';
 import {
