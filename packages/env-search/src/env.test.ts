@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { getEnvRegistration, makeEnv, type TextEnv } from '@agentrl/core';
 import { describe, expect, it } from 'vitest';
 import { buildBm25, createBm25Retriever } from './bm25.ts';
@@ -261,6 +263,8 @@ describe.skipIf(!hasShipped)('the registered env on the shipped data', () => {
 
   it('takes corpus and questions from SEARCH_QA_DATA when the options leave them out', async () => {
     const previous = process.env.SEARCH_QA_DATA;
+    const previousRoot = process.env.AGENTRL_DATA;
+    const empty = await mkdtemp(join(tmpdir(), 'agentrl-search-data-'));
     try {
       process.env.SEARCH_QA_DATA = dirname(CORPUS_PATH);
       const env = await makeEnv(SEARCH_ENV_ID, { split: 'corpus' });
@@ -268,10 +272,38 @@ describe.skipIf(!hasShipped)('the registered env on the shipped data', () => {
       expect(observation.text.length).toBeGreaterThan(0);
       await env.close();
       delete process.env.SEARCH_QA_DATA;
-      await expect(makeEnv(SEARCH_ENV_ID, {})).rejects.toThrow(/SEARCH_QA_DATA/);
+      process.env.AGENTRL_DATA = empty;
+      const missing = makeEnv(SEARCH_ENV_ID, {});
+      await expect(missing).rejects.toThrow(/SEARCH_QA_DATA/);
+      await expect(missing).rejects.toThrow(`looked in ${join(empty, 'search-qa')}`);
+      await expect(missing).rejects.toThrow('`agentrl data fetch search`');
     } finally {
       if (previous === undefined) delete process.env.SEARCH_QA_DATA;
       else process.env.SEARCH_QA_DATA = previous;
+      if (previousRoot === undefined) delete process.env.AGENTRL_DATA;
+      else process.env.AGENTRL_DATA = previousRoot;
+      await rm(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('takes corpus and questions from <AGENTRL_DATA>/search-qa when SEARCH_QA_DATA is unset', async () => {
+    const previous = process.env.SEARCH_QA_DATA;
+    const previousRoot = process.env.AGENTRL_DATA;
+    const root = await mkdtemp(join(tmpdir(), 'agentrl-search-root-'));
+    try {
+      await symlink(dirname(CORPUS_PATH), join(root, 'search-qa'));
+      delete process.env.SEARCH_QA_DATA;
+      process.env.AGENTRL_DATA = root;
+      const env = await makeEnv(SEARCH_ENV_ID, { split: 'corpus' });
+      const { observation } = await env.reset({ seed: 3 });
+      expect(observation.text.length).toBeGreaterThan(0);
+      await env.close();
+    } finally {
+      if (previous === undefined) delete process.env.SEARCH_QA_DATA;
+      else process.env.SEARCH_QA_DATA = previous;
+      if (previousRoot === undefined) delete process.env.AGENTRL_DATA;
+      else process.env.AGENTRL_DATA = previousRoot;
+      await rm(root, { recursive: true, force: true });
     }
   });
 

@@ -1,4 +1,5 @@
 /** Registers `search/qa-v1` with the core registry (on import of the package). */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   ConfigError,
@@ -7,6 +8,7 @@ import {
   registerEnv,
   type TextEnv,
 } from '@agentrl/core';
+import { missingDataFix, resolveDataDir } from '@agentrl/core/data';
 import { type Bm25Index, type Bm25Options, buildBm25, createBm25Retriever } from './bm25.ts';
 import { searchCompactPrompt } from './compact-prompt.ts';
 import { loadCorpus } from './corpus.ts';
@@ -33,13 +35,15 @@ import { PLAIN_TOKENIZER } from './tokenizer.ts';
 
 /**
  * Options of `makeEnv('search/qa-v1', …)`: the env's options, with a retriever built for you.
- * `corpus` and `questions` default to `corpus.jsonl` and `questions.jsonl` of the folder named
- * by the `SEARCH_QA_DATA` environment variable (the shipped data), when it is set.
+ * `corpus` and `questions` default to `corpus.jsonl` and `questions.jsonl` of the search-QA data
+ * folder (`resolveDataDir('search')` of `@agentrl/core/data`: `SEARCH_QA_DATA` when set, else
+ * `$AGENTRL_DATA/search-qa`, else a source checkout's shared folder, else the user cache folder,
+ * where `agentrl data fetch search` puts it), when the file is there.
  */
 export interface SearchEnvRegistryOptions
   extends Omit<SearchEnvOptions, 'retriever' | 'closeRetriever' | 'questions' | 'split'>,
     Bm25Options {
-  /** Questions (array or JSONL/Parquet path). Default `$SEARCH_QA_DATA/questions.jsonl`. */
+  /** Questions (array or JSONL/Parquet path). Default `questions.jsonl` of the data folder. */
   readonly questions?: SearchEnvOptions['questions'];
   /**
    * A generated knowledge base instead of data files (see `generateSearchKb`): its passages
@@ -56,7 +60,7 @@ export interface SearchEnvRegistryOptions
    * {@link HttpRetrieverOptions}; what a YAML config can say); otherwise BM25 over `corpus`.
    */
   readonly retriever?: Retriever | HttpRetrieverOptions;
-  /** Corpus JSONL for the built-in retriever. Default `$SEARCH_QA_DATA/corpus.jsonl`. */
+  /** Corpus JSONL for the built-in retriever. Default `corpus.jsonl` of the data folder. */
   readonly corpus?: string;
   /** Index folder: loaded when fresh, (re)built when missing or stale. Default: in memory. */
   readonly indexDir?: string;
@@ -144,11 +148,13 @@ export async function createSearchEnvFromOptions(
     );
   }
   const { split, ...others } = given;
-  const dataDir = process.env.SEARCH_QA_DATA;
-  const questions = given.questions ?? (dataDir ? join(dataDir, 'questions.jsonl') : undefined);
+  const dataDir = resolveDataDir('search').dir;
+  const dataFile = (name: string): string | undefined =>
+    existsSync(join(dataDir, name)) ? join(dataDir, name) : undefined;
+  const questions = given.questions ?? dataFile('questions.jsonl');
   if (questions === undefined) {
     throw new ConfigError(
-      `${SEARCH_ENV_ID}: give questions (an array or a JSONL/Parquet path), or set SEARCH_QA_DATA to the search-QA data folder`,
+      `${SEARCH_ENV_ID}: give questions (an array or a JSONL/Parquet path), or put the search-QA data in its folder: questions.jsonl is not there; ${missingDataFix('search')}`,
       { details: { field: 'questions' } },
     );
   }
@@ -156,8 +162,7 @@ export async function createSearchEnvFromOptions(
     ...others,
     ...(split === undefined ? {} : { split }),
     questions,
-    corpus:
-      given.corpus ?? (dataDir && !given.retriever ? join(dataDir, 'corpus.jsonl') : undefined),
+    corpus: given.corpus ?? (given.retriever ? undefined : dataFile('corpus.jsonl')),
   };
   if (options.retriever !== undefined) {
     const http = httpRetrieverOptions(options.retriever);
@@ -174,7 +179,7 @@ export async function createSearchEnvFromOptions(
   }
   if (options.corpus === undefined) {
     throw new ConfigError(
-      `${SEARCH_ENV_ID}: give either retriever or corpus (a Search-R1 JSONL corpus for the built-in BM25 retriever), or set SEARCH_QA_DATA`,
+      `${SEARCH_ENV_ID}: give either retriever or corpus (a Search-R1 JSONL corpus for the built-in BM25 retriever); corpus.jsonl is not in the search-QA data folder: ${missingDataFix('search')}`,
       { details: { field: 'corpus' } },
     );
   }

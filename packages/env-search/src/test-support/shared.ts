@@ -1,7 +1,7 @@
 /**
  * What the tests read: the parity vectors committed in the repository's `fixtures/search-qa/`, and
- * the real search-QA data (corpus and questions) when it is there: the folder `SEARCH_QA_DATA`
- * names (as for the env's registry defaults), else `data/search-qa` of the shared data folder.
+ * the real search-QA data (corpus and questions) when it is there: the folder the env's registry
+ * defaults read (`dataPath('search')`: `SEARCH_QA_DATA`, `AGENTRL_DATA`, the shared data folder).
  */
 import { readFileSync } from 'node:fs';
 import { dataPath, fixturePath, hasData } from '@agentrl/core/test';
