@@ -90,7 +90,7 @@ export const FLAG_HELP: Record<FlagName, { readonly value?: string; readonly tex
   },
   dir: {
     value: 'DIR',
-    text: 'data: the dataset folder (default: where the environment looks, see below)',
+    text: 'data: the dataset folder (default: <AGENTRL_DATA or the user cache folder>/<dataset>, see below)',
   },
   force: {
     text: 'train: start over in a --run-dir that holds a run (deletes its checkpoints, metrics and samples); data: replace the dataset folder when it already exists',

@@ -2,8 +2,10 @@
  * The real datasets `agentrl data fetch` downloads: where each file comes from (the address the
  * upstream project's own download step uses), its size and sha256 where they are known, and how
  * it is unpacked into the folder layout the environment packages read. Plain data; the fetching
- * is in `fetch.ts`.
+ * is in `fetch.ts`. Each env dataset's folder name and variable come from `DATA_LOCATIONS` of
+ * `@agentrl/core/data`, which also owns where the envs look (`resolveDataDir`).
  */
+import { DATA_LOCATIONS } from '@agentrl/core/data';
 
 /** How a downloaded file becomes part of the dataset folder. */
 export type UnpackStep =
@@ -37,14 +39,14 @@ export interface DatasetFile {
 export interface Dataset {
   /** What it is, in a line. */
   readonly title: string;
-  /** The folder name under `<shared>/data/`, the default place (see `defaultDatasetDir`). */
+  /** The folder name under a data root: `<root>/<folder>` is the default place (`defaultDatasetDir`). */
   readonly folder: string;
   /** The environment variable the environment package reads the folder from, if it has one. */
   readonly envVar?: string;
   /** How to point the environment at the folder otherwise (`{dir}` stands for the folder). */
   readonly pointAt?: string;
-  /** Whether the environment package, unset, looks in `data/<folder>` of the shared folder. */
-  readonly sharedIsDefault: boolean;
+  /** Whether the environment package, told nothing, reads the folder `resolveDataDir` finds. */
+  readonly readByDefault: boolean;
   /** Which package reads it and how to point it at the folder. */
   readonly usedBy: string;
   /** The approximate download and unpacked sizes, for help text and the README. */
@@ -77,11 +79,11 @@ function googleDrive(id: string): string {
 export const DATASETS = {
   alfworld: {
     title: 'ALFWorld text games (json_2.1.1: train, valid_seen, valid_unseen)',
-    folder: 'alfworld',
-    envVar: 'ALFWORLD_DATA',
-    sharedIsDefault: true,
+    folder: DATA_LOCATIONS.alfworld.folder,
+    envVar: DATA_LOCATIONS.alfworld.variable,
+    readByDefault: true,
     usedBy:
-      '@agentrl/env-alfworld (source: real): its dataDir option, else ALFWORLD_DATA, else data/alfworld of the shared folder',
+      '@agentrl/env-alfworld (source: real): its dataDir option, else ALFWORLD_DATA, else the default folder',
     size: 'zip size not published; about 330 MB unpacked (3,827 games; the 2,135 of them in the shared folder take 183 MB)',
     files: [
       {
@@ -95,10 +97,11 @@ export const DATASETS = {
   },
   webshop: {
     title: "WebShop's 1,000-product configuration (products, attributes, human instructions)",
-    folder: 'webshop',
-    envVar: 'WEBSHOP_DATA',
-    sharedIsDefault: false,
-    usedBy: '@agentrl/env-webshop (catalogue kind data): its dataDir option, else WEBSHOP_DATA',
+    folder: DATA_LOCATIONS.webshop.folder,
+    envVar: DATA_LOCATIONS.webshop.variable,
+    readByDefault: true,
+    usedBy:
+      '@agentrl/env-webshop (catalogue kind data): its dataDir option, else WEBSHOP_DATA, else the default folder',
     size: 'about 10 MB (three JSON files)',
     files: [
       {
@@ -125,11 +128,11 @@ export const DATASETS = {
   search: {
     title:
       'search-QA: 13,657 questions (HotpotQA, NQ, MuSiQue, Bamboogle) and the 991-passage corpus of the first 100 HotpotQA dev questions',
-    folder: 'search-qa',
-    envVar: 'SEARCH_QA_DATA',
-    sharedIsDefault: false,
+    folder: DATA_LOCATIONS.search.folder,
+    envVar: DATA_LOCATIONS.search.variable,
+    readByDefault: true,
     usedBy:
-      "@agentrl/env-search: SEARCH_QA_DATA (its registry defaults corpus.jsonl and questions.jsonl); env-search's tests read it from the shared folder",
+      '@agentrl/env-search: its corpus and questions options, else corpus.jsonl and questions.jsonl of SEARCH_QA_DATA, else of the default folder',
     size: 'about 50 MB to download (most of it HotpotQA dev); about 3.5 MB built, plus the sources kept',
     files: [
       {
@@ -175,7 +178,7 @@ export const DATASETS = {
     // written for the small search-QA set, not a 21M-passage corpus.
     pointAt:
       "Point @agentrl/env-search at it with env.options { corpus: '{dir}/corpus.jsonl', questions: '{dir}/test.parquet' } (train.parquet for training).",
-    sharedIsDefault: false,
+    readByDefault: false,
     usedBy:
       '@agentrl/env-search: its corpus and questions options (corpus.jsonl; test.parquet or train.parquet)',
     size: 'several GB to download; the corpus alone is about 14.4 GB unpacked (21M passages)',

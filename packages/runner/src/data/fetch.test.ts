@@ -12,11 +12,11 @@ import { dirname, join } from 'node:path';
 import { isAgentRLError } from '@agentrl/core';
 import { strToU8, zipSync } from 'fflate';
 import { create as createTar } from 'tar';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../../test/cli.ts';
 import { tempDir } from '../../test/temp-dir.ts';
 import { DATASETS, type NamedDataset } from './datasets.ts';
-import { FETCH_RECORD, fetchDataset } from './fetch.ts';
+import { defaultDatasetDir, FETCH_RECORD, fetchDataset } from './fetch.ts';
 
 /** What the server does with a request for one path. */
 type Behaviour = 'serve' | 'cut-first' | 'ignore-range' | 'html';
@@ -127,7 +127,7 @@ function oneFileDataset(
     title: 'a test dataset',
     folder: 'tiny',
     envVar: 'AGENTRL_TEST_TINY_DATA',
-    sharedIsDefault: false,
+    readByDefault: true,
     usedBy: 'these tests',
     size: 'small',
     expect: [],
@@ -510,7 +510,9 @@ describe('agentrl data fetch', () => {
     ]);
     expect(entries(join(done.dir, 'sources'))).toEqual(Object.keys(sources).sort());
     expect(notes.join('\n')).toContain('built corpus.jsonl (4 passages)');
-    expect(done.hint).toBe(`Set SEARCH_QA_DATA=${done.dir} so that the environment finds it.`);
+    expect(done.hint).toMatch(
+      new RegExp(`^Set SEARCH_QA_DATA=${done.dir} so that the environment finds it[.:]`),
+    );
     expect(entries(root)).toEqual(['search-qa']);
     expect(server.requests).toHaveLength(4);
   });
@@ -539,6 +541,93 @@ describe('agentrl data fetch', () => {
     expect((error as Error).message).toContain('points outside the dataset folder');
     expect(entries(inner)).toEqual(['.tiny.download']);
     expect(entries(root)).toEqual(['inner']);
+  });
+
+  it('without --dir writes to <AGENTRL_DATA>/<folder>, says where before and after, and the env finds it there', async () => {
+    const server = await startServer();
+    server.set('/alfworld/json_2.1.1_tw-pddl.zip', alfworldZip());
+    const root = tempDir('agentrl-data-root-');
+    const saved = {
+      AGENTRL_DATA: process.env.AGENTRL_DATA,
+      ALFWORLD_DATA: process.env.ALFWORLD_DATA,
+    };
+    onTestFinished(() => {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    });
+    process.env.AGENTRL_DATA = root;
+    delete process.env.ALFWORLD_DATA;
+    const r = await runCli(['data', 'fetch', 'alfworld', '--mirror', server.base]);
+    expect(r.code, r.err).toBe(0);
+    const dir = join(root, 'alfworld');
+    expect(r.err).toContain(`alfworld: fetching into ${dir} (under AGENTRL_DATA)\n`);
+    expect(r.out).toContain(`alfworld: fetched into ${dir}\n`);
+    expect(r.out).toContain('The environment finds it there by default.');
+    expect(existsSync(join(dir, 'json_2.1.1', 'valid_seen'))).toBe(true);
+    expect(entries(root)).toEqual(['alfworld']);
+  });
+
+  it('without AGENTRL_DATA writes to the platform cache folder, and names the variable the env reads instead', async () => {
+    const server = await startServer();
+    const body = strToU8('{"ok":true}');
+    server.set('/tiny/a.json', body);
+    const home = tempDir('agentrl-data-home-');
+    const notes: string[] = [];
+    const done = await fetchDataset(oneFileDataset(server.base, { name: 'a.json' }), {
+      mirror: server.base,
+      context: { env: {}, platform: 'linux', home },
+      onNote: (m) => notes.push(m),
+    });
+    const dir = join(home, '.cache', 'agentrl', 'tiny');
+    expect(done.dir).toBe(dir);
+    expect(readFileSync(join(dir, 'a.json'), 'utf8')).toBe('{"ok":true}');
+    expect(notes[0]).toBe(
+      `fetching into ${dir} (the user cache folder; AGENTRL_DATA or --dir chooses another)`,
+    );
+    expect(done.hint).toBe('The environment finds it there by default.');
+
+    server.set('/tiny/b.json', body);
+    const elsewhere = await fetchDataset(oneFileDataset(server.base, { name: 'b.json' }), {
+      mirror: server.base,
+      context: { env: { AGENTRL_TEST_TINY_DATA: join(home, 'theirs') }, platform: 'linux', home },
+      force: true,
+    });
+    expect(elsewhere.hint).toBe(
+      `Set AGENTRL_TEST_TINY_DATA=${dir} so that the environment finds it: AGENTRL_TEST_TINY_DATA names ${join(home, 'theirs')} now.`,
+    );
+  });
+
+  it('defaults to the cache folder of each platform, or AGENTRL_DATA', () => {
+    const alfworld = { ...DATASETS.alfworld, name: 'alfworld' };
+    expect(defaultDatasetDir(alfworld, { env: {}, platform: 'linux', home: '/home/a' })).toBe(
+      '/home/a/.cache/agentrl/alfworld',
+    );
+    expect(
+      defaultDatasetDir(alfworld, {
+        env: { XDG_CACHE_HOME: '/xdg' },
+        platform: 'linux',
+        home: '/h',
+      }),
+    ).toBe('/xdg/agentrl/alfworld');
+    expect(defaultDatasetDir(alfworld, { env: {}, platform: 'darwin', home: '/Users/a' })).toBe(
+      '/Users/a/Library/Caches/agentrl/alfworld',
+    );
+    expect(
+      defaultDatasetDir(
+        { ...DATASETS.search, name: 'search' },
+        { env: { AGENTRL_DATA: '/data' }, platform: 'linux', home: '/h' },
+      ),
+    ).toBe('/data/search-qa');
+    // The per-dataset variable says where the env reads, not where a fetch writes.
+    expect(
+      defaultDatasetDir(alfworld, {
+        env: { ALFWORLD_DATA: '/games' },
+        platform: 'linux',
+        home: '/h',
+      }),
+    ).toBe('/h/.cache/agentrl/alfworld');
   });
 
   it('names the datasets when given an unknown one', async () => {

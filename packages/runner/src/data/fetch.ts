@@ -9,8 +9,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AgentRLError, ConfigError, DataError } from '@agentrl/core';
+import { type DataDirContext, resolveDataDir, userDataRoot } from '@agentrl/core/data';
 import { buildSearchQaFolder } from './build-search-qa.ts';
 import {
   DATASET_NAMES,
@@ -29,6 +29,8 @@ export const FETCH_RECORD = '.agentrl-data.json';
 export interface FetchDatasetOptions {
   /** The dataset folder; default {@link defaultDatasetDir}. */
   readonly dir?: string;
+  /** The environment, platform and home folder the default folder is found from (tests inject them). */
+  readonly context?: DataDirContext;
   /** Fetch every file from `<mirror>/<dataset>/<file name>` instead of upstream's address. */
   readonly mirror?: string;
   /** Replace a dataset folder that already exists. */
@@ -71,38 +73,44 @@ export function datasetOf(name: string): NamedDataset {
 }
 
 /**
- * The shared data folder when there is one: `$AGENTRL_SHARED`, else the folder `shared` beside a
- * source checkout of this repository (where the tests and env-alfworld look); undefined for an
- * installed package.
+ * Where a dataset goes by default: `<root>/<folder>` of the user's data root, `$AGENTRL_DATA`
+ * when set, else the platform's cache folder (`userDataRoot` of `@agentrl/core/data`), which is
+ * where the environment packages look once nothing else names a folder.
  */
-function sharedFolder(): string | undefined {
-  const fromEnv = process.env.AGENTRL_SHARED;
-  if (fromEnv !== undefined && fromEnv.length > 0) return fromEnv;
-  const checkout = fileURLToPath(new URL('../../../../', import.meta.url));
-  return existsSync(join(checkout, 'pnpm-workspace.yaml'))
-    ? join(dirname(resolve(checkout)), 'shared')
-    : undefined;
+export function defaultDatasetDir(dataset: NamedDataset, context: DataDirContext = {}): string {
+  return resolve(userDataRoot(context).root, dataset.folder);
 }
 
-/**
- * Where a dataset goes by default: the folder its environment variable names when set (that is
- * where the env looks), else `data/<folder>` of the shared data folder, else
- * `./agentrl-data/<folder>`. `foundByDefault` tells whether the env finds it without the variable.
- */
-export function defaultDatasetDir(dataset: NamedDataset): {
-  dir: string;
-  foundByDefault: boolean;
-} {
-  const fromEnv = dataset.envVar !== undefined ? process.env[dataset.envVar] : undefined;
-  if (fromEnv !== undefined && fromEnv.length > 0)
-    return { dir: resolve(fromEnv), foundByDefault: true };
-  const shared = sharedFolder();
-  if (shared !== undefined)
-    return {
-      dir: resolve(shared, 'data', dataset.folder),
-      foundByDefault: dataset.sharedIsDefault,
-    };
-  return { dir: resolve('agentrl-data', dataset.folder), foundByDefault: false };
+/** The folder `agentrl data fetch` was told or chose, in words (for the line it prints first). */
+function destination(dir: string | undefined, context: DataDirContext): string {
+  if (dir !== undefined) return '--dir';
+  return userDataRoot(context).from === 'AGENTRL_DATA'
+    ? 'under AGENTRL_DATA'
+    : 'the user cache folder; AGENTRL_DATA or --dir chooses another';
+}
+
+/** Whether the environment finds `dir` when told nothing, and if not, the sentence that says how. */
+function envFinds(
+  dataset: NamedDataset,
+  dir: string,
+  context: DataDirContext,
+): { foundByDefault: boolean; hint: string } {
+  if (!dataset.readByDefault || dataset.envVar === undefined)
+    return { foundByDefault: false, hint: (dataset.pointAt ?? '').replaceAll('{dir}', dir) };
+  const reads = resolveDataDir(
+    { name: dataset.name, folder: dataset.folder, variable: dataset.envVar },
+    context,
+  );
+  if (resolve(reads.dir) === dir)
+    return { foundByDefault: true, hint: 'The environment finds it there by default.' };
+  const set = `Set ${dataset.envVar}=${dir} so that the environment finds it`;
+  const why =
+    reads.from === 'variable'
+      ? `: ${dataset.envVar} names ${reads.dir} now.`
+      : reads.from === 'shared'
+        ? `: without it, it reads ${reads.dir} (the source checkout's shared folder) first.`
+        : '.';
+  return { foundByDefault: false, hint: `${set}${why}` };
 }
 
 function fetchedBefore(dir: string): string | undefined {
@@ -124,12 +132,9 @@ export async function fetchDataset(
   options: FetchDatasetOptions = {},
 ): Promise<FetchedDataset> {
   const dataset = typeof which === 'string' ? datasetOf(which) : which;
-  const byDefault = defaultDatasetDir(dataset);
-  const dir = options.dir !== undefined ? resolve(options.dir) : byDefault.dir;
-  const foundByDefault =
-    options.dir === undefined
-      ? byDefault.foundByDefault
-      : dir === byDefault.dir && byDefault.foundByDefault;
+  const context = options.context ?? {};
+  const dir =
+    options.dir !== undefined ? resolve(options.dir) : defaultDatasetDir(dataset, context);
   if (existsSync(dir) && readdirSync(dir).length > 0 && options.force !== true) {
     const when = fetchedBefore(dir);
     throw new ConfigError(
@@ -137,6 +142,7 @@ export async function fetchDataset(
       { details: { field: 'dir', value: dir } },
     );
   }
+  options.onNote?.(`fetching into ${dir} (${destination(options.dir, context)})`);
   const parent = dirname(dir);
   const downloads = join(parent, `.${basename(dir)}.download`);
   await mkdir(downloads, { recursive: true });
@@ -223,11 +229,6 @@ export async function fetchDataset(
     name: dataset.name,
     dir,
     files: fetched.map((f) => f.result),
-    foundByDefault,
-    hint: foundByDefault
-      ? 'The environment finds it there by default.'
-      : dataset.envVar !== undefined
-        ? `Set ${dataset.envVar}=${dir} so that the environment finds it.`
-        : (dataset.pointAt ?? '').replaceAll('{dir}', dir),
+    ...envFinds(dataset, dir, context),
   };
 }
