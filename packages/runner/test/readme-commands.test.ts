@@ -119,6 +119,20 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'BENCH_SMOKE=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench': {
     skip: "the smoke run of all five seeds; the package's own test runs it on seed 0",
   },
+  'pnpm --filter @agentrl-bench/gigpo-vs-grpo-search bench': {
+    skip: 'the search-QA benchmark, 10 seeds: about an hour on 2 idle cores (estimated)',
+  },
+  'pnpm --filter @agentrl-bench/gigpo-vs-grpo-search bench --seeds 200,201': {
+    skip: 'two seeds of the search-QA benchmark, about 15 minutes on 2 idle cores (estimated)',
+  },
+  'pnpm --filter @agentrl-bench/gigpo-vs-grpo-search bench --summary-only': {
+    skip: 'reads runs/full, which only a full benchmark run writes',
+  },
+  'BENCH_BUDGET=long pnpm --filter @agentrl-bench/gigpo-vs-grpo-search bench': {
+    skip: 'the long budget, three times the RL iterations: hours on 2 cores',
+  },
+  'BENCH_SMOKE=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-search bench --seeds 200 --out /tmp/search-smoke':
+    { skip: "the package's own test (src/bench.test.ts) runs the same one-seed smoke run" },
   'pnpm --filter @agentrl-bench/model-gpu test': { skip: CI_ITSELF },
   'pnpm --filter @agentrl-bench/model-gpu bench --shapes tiny --python /usr/bin/python3 --json /tmp/tiny.json':
     { skip: 'needs PyTorch in /usr/bin/python3 and a GPU for the comparison' },
