@@ -119,6 +119,8 @@ export interface Benchmark<B extends BenchBudget = BenchBudget> {
   readonly successLabel?: string;
   /** The paper's numbers for the same table (none: not printed). */
   readonly paper?: PaperReference;
+  /** The paper's table the results table is laid out as (default `Table 1`). */
+  readonly paperTable?: string;
   /**
    * The arms a run has unless `--arms` picks others, in the table's order (absent:
    * {@link TABLE_1_ARMS}); those the runner cannot train are left out (`defaultArmsOf`).

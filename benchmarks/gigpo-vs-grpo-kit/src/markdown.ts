@@ -60,7 +60,11 @@ const intervalOf = (d: MeanInterval, f: (x: number) => string, sign = false) =>
     : `${sign ? signed(f(d.mean)) : f(d.mean)} [${f(d.low)}, ${f(d.high)}]`;
 
 /** The paper's Table 1 over this run, the paired table against the baseline, the paper's numbers. */
-function tableLines(s: BenchSummary, spec: Pick<SummarySpec, 'paper'>, noun: string): string[] {
+function tableLines(
+  s: BenchSummary,
+  spec: Pick<SummarySpec, 'paper' | 'paperTable'>,
+  noun: string,
+): string[] {
   const t: ResultsTable = s.table;
   const paper = spec.paper;
   const paperColumns = t.columns.filter((c) =>
@@ -74,7 +78,7 @@ function tableLines(s: BenchSummary, spec: Pick<SummarySpec, 'paper'>, noun: str
     return `${pct(w.rate)} (${pct(w.low)}–${pct(w.high)})`;
   };
   const lines = [
-    `Final evaluation on ${s.finalEval.episodes} held-out ${noun} per seed, laid out as the paper's Table 1: success in % of every seed's ${noun} pooled (${seedsWith} seeds), with its 95 % Wilson interval${
+    `Final evaluation on ${s.finalEval.episodes} held-out ${noun} per seed, laid out as the paper's ${spec.paperTable ?? 'Table 1'}: success in % of every seed's ${noun} pooled (${seedsWith} seeds), with its 95 % Wilson interval${
       t.columns.some((c) => c.kind === 'metric')
         ? `; ${t.columns
             .filter((c) => c.kind === 'metric')
@@ -166,7 +170,7 @@ function finalMetricLines(
 /** The README's tables of a summary. */
 export function summaryMarkdown(
   s: BenchSummary,
-  spec: Pick<SummarySpec, 'metrics' | 'heldOutNoun' | 'paper'>,
+  spec: Pick<SummarySpec, 'metrics' | 'heldOutNoun' | 'paper' | 'paperTable'>,
 ): string {
   const { arms, rlGain, finalEval } = s;
   const armNames = s.armNames;

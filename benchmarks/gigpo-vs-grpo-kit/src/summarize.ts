@@ -535,7 +535,7 @@ function timesOf(
 export interface SummarySpec
   extends Pick<
     Benchmark,
-    'workload' | 'metrics' | 'heldOutNoun' | 'taskTypes' | 'successLabel' | 'paper'
+    'workload' | 'metrics' | 'heldOutNoun' | 'taskTypes' | 'successLabel' | 'paper' | 'paperTable'
   > {
   readonly budget: BenchBudget;
   readonly finalEvalEpisodes: number;

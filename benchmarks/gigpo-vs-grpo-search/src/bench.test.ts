@@ -69,7 +69,7 @@ describe('the search-QA benchmark', () => {
     expect(Object.keys(evaluation?.arms ?? {})).toEqual(SEARCH_ARMS);
     const markdown = readFileSync(join(out, 'results.md'), 'utf8');
     expect(markdown).toContain(
-      `Final evaluation on ${FINAL_EVAL_EPISODES.smoke} held-out questions per seed`,
+      `Final evaluation on ${FINAL_EVAL_EPISODES.smoke} held-out questions per seed, laid out as the paper's search-augmented QA table`,
     );
     expect(markdown).toContain(
       '| method | arm | EM single-hop | EM two-hop | EM (all) | paper: EM (all) |',

@@ -93,6 +93,7 @@ export const SEARCH: Benchmark<typeof FULL_BUDGET> = {
   taskTypes: DATA_SOURCES,
   successLabel: 'EM (all)',
   paper: PAPER_SEARCH_QA,
+  paperTable: 'search-augmented QA table',
   arms: SEARCH_ARMS,
   seeds: SEARCH_SEEDS,
   agent: (budget, seed) => createTinyAgent(budget, seed),
