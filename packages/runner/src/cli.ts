@@ -66,7 +66,8 @@ import {
 import { hashFolder, writeRunInfo } from './run-info.ts';
 import { startServe } from './serve.ts';
 import { collectDemonstrations, type Demonstration, runSft } from './sft.ts';
-import { type AdvantageEstimator, latestCheckpointDir, Trainer } from './trainer.ts';
+import { trainRun } from './train-run.ts';
+import { type AdvantageEstimator, latestCheckpointDir } from './trainer.ts';
 
 /** Where the CLI writes (tests capture it). */
 export interface CliIO {
@@ -275,40 +276,21 @@ async function trainWith(
     data: config.model.path ? { model: hashFolder(config.model.path) } : {},
     ...(info !== undefined ? { model: info } : {}),
   });
-  const progress = createConsoleProgress(config.training.iterations, io.stderr);
-  const trainer = new Trainer({
-    policy,
-    tokenizer,
-    trainEnv: envs.train,
-    valEnv: envs.val,
-    estimator,
-    // The config's sections as they are: the trainer reads the same schema.
-    seed: config.seed,
-    runDir: config.runDir,
-    rollout: config.rollout,
-    training: config.training,
-    validation: config.validation,
-    report: config.report,
-    env: config.env,
-    ...(rolloutEngine !== undefined ? { rolloutEngine } : {}),
-    logger,
-    onEvent: (e) => {
-      progress.onEvent(e);
-      if (e.type === 'checkpoint')
-        io.stdout.write(`checkpoint ${e.iteration + 1} written to ${e.dir}\n`);
+  // The run's phases: warm start (warmStart), RL, the headline (finalEval), the report.
+  await trainRun(
+    config,
+    {
+      policy,
+      tokenizer,
+      envs,
+      estimator,
+      rolloutEngine,
+      logger,
+      info,
+      resume: flags.resume === true,
     },
-  });
-  try {
-    const summary = await trainer.run({ resume: flags.resume === true });
-    progress.stop();
-    const path = await writeReport(config.runDir);
-    const v = summary.finalMetrics?.['val/success'];
-    io.stdout.write(
-      `${v !== undefined ? `final validation success ${pct(v)}\n` : ''}report: ${path}\n`,
-    );
-  } finally {
-    progress.stop();
-  }
+    io,
+  );
   return 0;
 }
 

@@ -66,7 +66,7 @@ const ALGORITHM_NAMES: Readonly<Record<string, string>> = {
 
 /** The label of the last row: held-out success after `iterations` of RL with `algorithm`. */
 export const afterRlLabel = (algorithm: string, iterations: number): string =>
-  `after ${ALGORITHM_NAMES[algorithm] ?? algorithm} (${iterations} iterations)`;
+  `after ${ALGORITHM_NAMES[algorithm] ?? algorithm} (${iterations} iteration${iterations === 1 ? '' : 's'})`;
 
 /** The settings the phases read: the trainer's, the algorithm, the warm start, the headline. */
 export const phaseSettingsSchema = trainerSettingsSchema.extend({
@@ -229,11 +229,14 @@ function metricsSuffix(row: HeadlineRow): string {
 /** Writes `headline.json`, `timings.json` and `report.html`; returns the report's path. */
 export async function writeResults(
   runDir: string,
-  results: { title: string; headline: readonly HeadlineRow[]; seconds: Record<string, number> },
+  results: { title?: string; headline: readonly HeadlineRow[]; seconds: Record<string, number> },
 ): Promise<string> {
   await writeJsonAtomic(join(runDir, 'headline.json'), results.headline);
   await writeJsonAtomic(join(runDir, 'timings.json'), results.seconds);
-  return writeReport(runDir, { title: results.title, headline: results.headline });
+  return writeReport(runDir, {
+    ...(results.title !== undefined ? { title: results.title } : {}),
+    headline: results.headline,
+  });
 }
 
 /** What the warm start did. */
@@ -385,7 +388,7 @@ export async function runPhases(options: PhasesOptions): Promise<PhasesResult> {
     const r = await heldOut('warm', 'after the warm start');
     afterWarmRows = headlineRow(warmLabel, r.metrics, 'warm', rowMetrics);
   }
-  if (!resuming)
+  if (!resuming && (headlineOn || warm !== undefined))
     await writeJsonAtomic(join(s.runDir, PHASES_FILE), {
       before: beforeRows,
       afterWarmStart: afterWarmRows,
@@ -446,13 +449,13 @@ export async function runPhases(options: PhasesOptions): Promise<PhasesResult> {
   }
   if (headlineOn && reuse) announce('final held-out evaluation (the last validation)');
   const headline = [...beforeRows, ...afterWarmRows, ...afterRows];
-  const title = options.title ?? 'agentrl run';
+  const title = options.title !== undefined ? { title: options.title } : {};
   let reportPath: string;
   let headlinePath: string | undefined;
   if (headlineOn) {
-    reportPath = await writeResults(s.runDir, { title, headline, seconds: clock.seconds });
+    reportPath = await writeResults(s.runDir, { ...title, headline, seconds: clock.seconds });
     headlinePath = join(s.runDir, 'headline.json');
-  } else reportPath = await writeReport(s.runDir, { title });
+  } else reportPath = await writeReport(s.runDir, title);
   return {
     headline,
     ...(before ? { before } : {}),

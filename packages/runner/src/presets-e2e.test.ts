@@ -1,6 +1,7 @@
 /**
  * The `alfworld-cpu` preset end to end through the CLI entry, with a tiny budget: a fresh model
- * and word vocabulary over generated households, GiGPO iterations, checkpoints, the report, then
+ * and word vocabulary over generated households, the expert warm start, GiGPO iterations,
+ * checkpoints, the headline and the report, then
  * `sft` (expert warm start), `eval --checkpoint` and `report` on the same run folder.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -37,10 +38,13 @@ describe('the alfworld-cpu preset through the CLI', () => {
       '--iterations',
       '2',
       ...TINY,
+      // The preset's expert warm start, at a tiny budget.
+      ...['--set', 'sft.episodes=4', '--set', 'sft.steps=2', '--set', 'sft.batchSize=4'],
     ]);
     expect(train.code, train.err).toBe(0);
     expect(train.err).toMatch(/fresh model written to .*model-init/);
     expect(train.out).toMatch(/report: .*report\.html/);
+    expect(train.out).toMatch(/headline: .*headline\.json/);
 
     const metrics = readMetrics(runDir);
     expect(metrics.length).toBeGreaterThanOrEqual(2);

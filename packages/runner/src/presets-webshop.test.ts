@@ -106,9 +106,26 @@ describe('the WebShop presets', () => {
       ...['model.options.architecture.hiddenSize=32', 'model.options.architecture.layers=1'],
     ].flatMap((s) => ['--set', s]);
     const preset = ['--preset', 'webshop-cpu', '--run-dir', runDir];
-    const train = await runCli(['train', ...preset, '--iterations', '1', ...tiny]);
+    // The preset's phases at a tiny budget: 2 expert goals (up to 15 steps each), 1 SFT step.
+    const warm = ['sft.episodes=2', 'sft.steps=1', 'sft.batchSize=2', 'rollout.maxTurns=15'];
+    const train = await runCli([
+      'train',
+      ...preset,
+      '--iterations',
+      '1',
+      ...tiny,
+      ...warm.flatMap((s) => ['--set', s]),
+    ]);
     expect(train.code, train.err).toBe(0);
     expect(readMetrics(runDir).some((m) => m['val/env/score'] !== undefined)).toBe(true);
+    // The headline's rows carry the WebShop score beside success.
+    const headline = JSON.parse(readFileSync(join(runDir, 'headline.json'), 'utf8')) as {
+      label: string;
+      metrics?: Record<string, number>;
+    }[];
+    expect(headline).toHaveLength(3);
+    for (const row of headline) expect(row.metrics?.['WebShop score']).toBeGreaterThanOrEqual(0);
+    expect(train.out).toMatch(/after GiGPO \(1 iteration\)\s+\d\/2 .*WebShop score \d+\.\d\d/);
     const sft = await runCli([
       'sft',
       ...preset,

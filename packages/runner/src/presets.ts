@@ -115,6 +115,17 @@ function freshCpuModel(
 }
 
 /**
+ * The phases of the CPU presets: a fresh model never wins a game, so RL from it has nothing to
+ * learn from (every advantage 0). They warm-start on the env package's expert demonstrations
+ * (the `sft` section), and end with the headline: held-out success before the warm start, after
+ * it and after RL, on the validation's episodes (the first and last validations are its rows).
+ */
+const CPU_PHASES = {
+  warmStart: { source: 'expert' },
+  finalEval: { enabled: true },
+} as const satisfies Pick<RunConfigInput, 'warmStart' | 'finalEval'>;
+
+/**
  * `webshop-paper` is the paper's WebShop run (verl-agent's `examples/gigpo_trainer/run_webshop.sh`
  * over `ppo_trainer.yaml`): Qwen2.5-1.5B-Instruct from a local folder, the real catalogue
  * (`WEBSHOP_DATA` or `env.options.dataDir`), synthetic goals, 15 steps, 16 groups × 8, GiGPO
@@ -199,6 +210,7 @@ const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
       batchSize: 32,
       responseTemplate: '<think></think><action>{action}</action>',
     },
+    ...CPU_PHASES,
   },
 };
 
@@ -249,6 +261,7 @@ export const PRESETS: Readonly<Record<string, RunConfigInput>> = {
     },
     validation: { every: 5, episodes: 96, temperature: 0.4 },
     sft: { episodes: 64, steps: 250, batchSize: 32 },
+    ...CPU_PHASES,
   },
   'search-paper': {
     seed: 0,
@@ -323,6 +336,7 @@ export const PRESETS: Readonly<Record<string, RunConfigInput>> = {
       responseTemplate: '{action}',
       spaceInsideTags: true,
     },
+    ...CPU_PHASES,
   },
   ...WEBSHOP_PRESETS,
 };

@@ -69,9 +69,14 @@ export function alfworldTrain(runDir: string, ...rest: string[]): string[] {
 
 /**
  * The `--set` overrides shrinking the `alfworld-cpu` preset to a few seconds of training with a
- * rollout engine: 4 episodes in groups of 2, 3 turns each, no validation, a 4-episode vocabulary.
+ * rollout engine: 4 episodes in groups of 2, 3 turns each, no validation, a 4-episode vocabulary,
+ * RL alone (no warm start, no headline evaluations: `src/train-run.test.ts` runs those phases).
  */
 export const TINY_ALFWORLD = [
+  '--set',
+  'warmStart.source=none',
+  '--set',
+  'finalEval.enabled=false',
   '--set',
   'rollout.batchSize=4',
   '--set',
