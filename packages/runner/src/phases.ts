@@ -343,7 +343,8 @@ export async function runPhases(options: PhasesOptions): Promise<PhasesResult> {
   const resuming = options.resume === true && (await latestCheckpointDir(s.runDir)) !== undefined;
   const saved: SavedPhases = resuming ? readSavedPhases(s.runDir) : {};
   const total = (headlineOn ? 2 : 0) + (s.warmStart.source === 'none' ? 0 : 1) + 1;
-  let phase = 0;
+  // A resumed run starts at RL: the phases before it are in the run folder.
+  let phase = resuming ? total - (headlineOn ? 2 : 1) : 0;
   const announce = (text: string) => {
     phase++;
     say(`phase ${phase}/${total}: ${text}`);

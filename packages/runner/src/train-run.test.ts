@@ -130,6 +130,22 @@ describe('agentrl train with the phases of a CPU preset', () => {
     expect(trained(runDir)).not.toEqual(trained(noneDir));
   });
 
+  it('resumes a run after its warm start: the warm start is not redone and the headline is the uninterrupted run’s', {
+    timeout: 120_000,
+  }, async () => {
+    const runDir = freshRunDir('agentrl-phases-resume-');
+    const first = await train(runDir, '--iterations', '1');
+    expect(first.code, first.err).toBe(0);
+    const resumed = await train(runDir, '--iterations', '2', '--resume');
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(resumed.err).not.toMatch(/warm start|expert: won/);
+    expect(resumed.err).toMatch(/phase 3\/4: RL/);
+    const straightDir = freshRunDir('agentrl-phases-straight-');
+    expect((await train(straightDir)).code).toBe(0);
+    expect(headlineOf(runDir)).toEqual(headlineOf(straightDir));
+    expect(readMetrics(runDir).map(untimed)).toEqual(readMetrics(straightDir).map(untimed));
+  });
+
   it('refuses a bad warmStart field before any work, naming the field and the fix', async () => {
     const runDir = freshRunDir('agentrl-phases-bad-');
     const cases: [string[], RegExp][] = [
