@@ -342,7 +342,8 @@ export function createAlfworldBridgeEnv(options: AlfworldBridgeEnvOptions = {}):
         );
       }
       list ??= listAlfworldGames({
-        dataDir,
+        // Only a given folder: the default one's error names where it looked and the fetch command.
+        ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
         split,
         ...(options.taskTypes ? { taskTypes: options.taskTypes } : {}),
       });

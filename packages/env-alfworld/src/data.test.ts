@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { defaultAlfworldDataDir, listAlfworldGames } from './data.ts';
+import { createAlfworldEnv } from './env.ts';
 
 const work = await mkdtemp(join(tmpdir(), 'agentrl-alfworld-data-'));
 afterAll(() => rm(work, { recursive: true, force: true }));
@@ -31,5 +32,16 @@ describe('the default data directory', () => {
     await expect(listing).rejects.toThrow(join(work, 'empty', 'alfworld'));
     await expect(listing).rejects.toThrow('`agentrl data fetch alfworld`');
     await expect(listing).rejects.toThrow('ALFWORLD_DATA');
+  });
+});
+
+describe('an env on the default data directory', () => {
+  it('fails at reset naming the folder looked in and the fetch command', async () => {
+    process.env.AGENTRL_DATA = join(work, 'empty-env');
+    delete process.env.ALFWORLD_DATA;
+    const env = createAlfworldEnv({ split: 'valid_seen' });
+    const reset = env.reset({ seed: 0 });
+    await expect(reset).rejects.toThrow(`looked in ${join(work, 'empty-env', 'alfworld')}`);
+    await expect(reset).rejects.toThrow('`agentrl data fetch alfworld`');
   });
 });

@@ -152,7 +152,8 @@ export function createAlfworldEnv(options: AlfworldEnvOptions = {}): TextEnv {
 
   const games = (): Promise<AlfworldGameEntry[]> => {
     gameList ??= listAlfworldGames({
-      dataDir,
+      // Only a given folder: the default one's error names where it looked and the fetch command.
+      ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
       split,
       ...(options.taskTypes ? { taskTypes: options.taskTypes } : {}),
     }).then((list) => {
