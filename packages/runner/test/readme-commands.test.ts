@@ -214,10 +214,12 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'agentrl report gigpo=runs/a grpo=runs/b -o cmp.html': {
     skip: 'runs/a and runs/b stand for your run folders',
   },
-  'npx -p @agentrl/runner agentrl env serve --env alfworld --port 8000 --set env.options.split=valid_seen':
-    {
-      skip: 'serves until stopped (and installs the runner from npm); python/agentrl-env/tests start the same server from the checkout',
-    },
+  'pnpm agentrl env serve --env alfworld --port 8000 --set env.options.split=valid_seen': {
+    skip: 'serves until stopped; python/agentrl-env/tests start the same server from the checkout',
+  },
+  'pip install ./python/agentrl-env': {
+    skip: "installs into the reader's Python; .ci/python.sh builds the same package's wheel and installs it in its own venv",
+  },
   'python3 -m venv ~/.cache/agentrl/trl-venv': { skip: TRL_EXAMPLE_ENV },
   '~/.cache/agentrl/trl-venv/bin/pip install -r python/requirements-trl.txt ./python/agentrl-env': {
     skip: TRL_EXAMPLE_ENV,
@@ -250,30 +252,72 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   },
   'pnpm agentrl sft --preset alfworld-cpu --run-dir /tmp/cpu-preset --set sft.episodes=16 --set sft.steps=40 --set sft.batchSize=16':
     { skip: 'about 35 s of supervised training' },
-  'pnpm agentrl train --preset alfworld-cpu --run-dir /tmp/cpu-preset-rl --set model.path=/tmp/cpu-preset/sft/model --iterations 3 $T':
+  'pnpm agentrl train --preset alfworld-cpu --run-dir /tmp/cpu-preset-rl --iterations 3 $T --set warmStart.source=checkpoint --set warmStart.checkpoint=/tmp/cpu-preset/sft/model':
     { skip: 'starts from the model of the skipped sft command above' },
   'pnpm agentrl eval --preset alfworld-cpu --run-dir /tmp/cpu-preset --checkpoint /tmp/cpu-preset/checkpoints/iter-000003 --episodes 8 --set rollout.maxTurns=6':
     { run: 'root' },
   'pnpm agentrl report /tmp/cpu-preset': { run: 'root' },
   ...presetRunEntries('webshop-cpu', 40, 'WebShop'),
   ...presetRunEntries('search-cpu', 200, 'search-QA'),
+  ...tarballInstallEntries(),
 };
 
-/** The four commands of a CPU preset's full run in the runner README (minutes of CPU each). */
+/**
+ * The two commands of each package README's Install section, for as long as the packages are not
+ * on npm: pack the package and its `@agentrl` dependencies in the clone, install the tarballs in
+ * a project beside it (the runner's lists the packages it needs; the others, all they pack).
+ */
+function tarballInstallEntries(): Record<string, Entry> {
+  const tarballs: Record<string, readonly string[]> = {
+    core: ['core'],
+    'env-conformance': ['core', 'env-conformance'],
+    algorithms: ['core', 'algorithms'],
+    'env-alfworld': ['core', 'env-alfworld'],
+    'env-webshop': ['core', 'env-webshop'],
+    'env-search': ['core', 'env-search'],
+    'env-server': ['core', 'env-server'],
+    'model-tfjs': ['core', 'algorithms', 'model-tfjs'],
+    'model-openai': ['core', 'model-openai'],
+    'engine-llamacpp': ['core', 'engine-llamacpp'],
+    runner: [
+      'core',
+      'algorithms',
+      'env-alfworld',
+      'env-server',
+      'env-webshop',
+      'model-openai',
+      'runner',
+    ],
+  };
+  const entries: Record<string, Entry> = {};
+  for (const [name, packed] of Object.entries(tarballs)) {
+    const npm = name === 'env-conformance' ? 'npm i -D' : 'npm i';
+    const files =
+      packed.length === 1 ? `agentrl-${packed[0]}-*.tgz` : `agentrl-{${packed.join(',')}}-*.tgz`;
+    entries[
+      `pnpm --filter-prod "@agentrl/${name}..." pack --pack-destination ../agentrl-tarballs`
+    ] = {
+      skip: 'builds dist/ and writes tarballs beside the checkout; .ci/registry-check.sh packs, publishes and checks every package the same way',
+    };
+    entries[`${npm} ../agentrl-tarballs/${files}`] = {
+      skip: 'installs into a project beside the clone, from the tarballs the pack command writes; .ci/registry-check.sh installs each package alone from its tarball',
+    };
+  }
+  return entries;
+}
+
+/** The two commands of a CPU preset's full run in the runner README (minutes of CPU each). */
 function presetRunEntries(preset: string, iterations: number, name: string): Record<string, Entry> {
   const dir = `runs/${preset}`;
-  const checkpoint = `${dir}-rl/checkpoints/iter-${String(iterations).padStart(6, '0')}`;
-  const tested = `src/presets-${preset.split('-')[0]}.test.ts runs the same commands at a tiny budget`;
+  const checkpoint = `${dir}/checkpoints/iter-${String(iterations).padStart(6, '0')}`;
+  const tested = `src/presets-${preset.split('-')[0]}.test.ts runs it at a tiny budget`;
   return {
-    [`pnpm agentrl sft --preset ${preset} --run-dir ${dir}`]: {
-      skip: `the ${name} preset's full warm start, minutes of CPU; ${tested}`,
+    [`pnpm agentrl train --preset ${preset} --run-dir ${dir}`]: {
+      skip: `the ${name} preset's full run (expert warm start, GiGPO, headline), minutes of CPU; ${tested}`,
     },
-    [`pnpm agentrl train --preset ${preset} --run-dir ${dir}-rl --set model.path=${dir}/sft/model`]:
-      { skip: `the ${name} preset's full GiGPO run from the warm start, minutes of CPU` },
-    [`pnpm agentrl eval --preset ${preset} --run-dir ${dir}-rl --checkpoint ${checkpoint}`]: {
+    [`pnpm agentrl eval --preset ${preset} --run-dir ${dir} --checkpoint ${checkpoint}`]: {
       skip: 'evaluates the checkpoint of the skipped train command above',
     },
-    [`pnpm agentrl report ${dir}-rl`]: { skip: 'reports the skipped train run above' },
   };
 }
 
