@@ -124,7 +124,13 @@ describe('agentrl train with the phases of a CPU preset', () => {
     const expertDir = freshRunDir('agentrl-phases-expert-');
     expect((await train(expertDir)).code).toBe(0);
     const noneDir = freshRunDir('agentrl-phases-none-');
-    expect((await train(noneDir, '--set', 'warmStart.source=none')).code).toBe(0);
+    const none = await train(noneDir, '--set', 'warmStart.source=none');
+    expect(none.code, none.err).toBe(0);
+    // RL from a fresh model is named as the trap it is, with the fix.
+    expect(none.err).toMatch(
+      /warning: warmStart\.source is "none" and the model is a fresh one.*--set warmStart\.source=expert/,
+    );
+    expect(r.err).not.toMatch(/warning: warmStart/);
     const trained = (dir: string) => readMetrics(dir).map((m) => untimed(m));
     expect(trained(runDir)).toEqual(trained(expertDir));
     expect(trained(runDir)).not.toEqual(trained(noneDir));

@@ -41,6 +41,14 @@ export async function trainRun(
   parts: TrainRunParts,
   io: TrainRunIO,
 ): Promise<PhasesResult> {
+  if (
+    config.warmStart.source === 'none' &&
+    config.model.path === undefined &&
+    config.model.module?.endsWith('tfjs-fresh') === true
+  )
+    parts.logger.warn(
+      'warmStart.source is "none" and the model is a fresh one (tfjs-fresh, no model.path): it seldom wins a game, so the group advantages stay 0 and RL learns nothing; warm-start it from the env\'s expert with --set warmStart.source=expert (the CPU presets do), or from a checkpoint with --set warmStart.source=checkpoint --set warmStart.checkpoint=DIR',
+    );
   const progress = createConsoleProgress(config.training.iterations, io.stderr);
   const maxPositions = parts.info?.maxPositions;
   let result: PhasesResult;
