@@ -87,6 +87,20 @@ describe('agentrl train with the phases of a CPU preset', () => {
     expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toContain(AFTER_WARM_START_LABEL);
   });
 
+  it('plays the headline evaluations itself when they are not the validations, and they measure the same games', {
+    timeout: 120_000,
+  }, async () => {
+    const validated = freshRunDir('agentrl-phases-validated-');
+    expect((await train(validated)).code).toBe(0);
+    // No validations: the evaluations after the warm start and after RL are played on their own.
+    const runDir = freshRunDir('agentrl-phases-own-');
+    const r = await train(runDir, '--set', 'validation.every=0', '--set', 'finalEval.episodes=3');
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/phase 4\/4: final held-out evaluation \(3 episodes\)/);
+    expect(readMetrics(runDir).some((m) => m['val/wins'] !== undefined)).toBe(false);
+    expect(headlineOf(runDir)).toEqual(headlineOf(validated));
+  });
+
   it('starts RL from the weights of warmStart.checkpoint: a checkpoint of `agentrl sft` trains as the expert warm start it holds', {
     timeout: 120_000,
   }, async () => {
