@@ -285,6 +285,10 @@ module.exports = {
           'validation.every=1',
           'validation.episodes=2',
           'model.options.architecture.vocabularyEpisodes=4',
+          // The preset's expert warm start, at a tiny budget.
+          'sft.episodes=4',
+          'sft.steps=2',
+          'sft.batchSize=4',
         ].flatMap((s) => ['--set', s]);
         const args = [
           'train',
@@ -301,6 +305,8 @@ module.exports = {
           .trim()
           .split('\n');
         assert.ok(lines.length >= 2, 'metrics of two iterations');
+        const headline = JSON.parse(readFileSync(join(dir, 'run', 'headline.json'), 'utf8'));
+        assert.equal(headline.length, 3, 'headline rows before, after the warm start, after RL');
         return `runner: --help and a two-iteration alfworld-cpu train (${lines.length} metric lines)`;
       } finally {
         rmSync(dir, { recursive: true, force: true });
