@@ -359,6 +359,13 @@ export function parseRunConfig(input: unknown, baseDir = process.cwd()): RunConf
       'model.baseUrl is required when model.backend is "openai": e.g. http://127.0.0.1:8000/v1',
     );
   problems.push(...warmStartProblems(config, baseDir));
+  const ignored = (['episodes', 'temperature'] as const).filter(
+    (k) => config.finalEval[k] !== undefined,
+  );
+  if (!config.finalEval.enabled && ignored.length > 0)
+    problems.push(
+      `finalEval.${ignored[0]} is set but finalEval.enabled is false, so no final evaluation reads it: set finalEval.enabled=true to measure the headline, or drop finalEval.${ignored[0]}`,
+    );
   if (m.module?.startsWith('.')) m.module = resolve(baseDir, m.module);
   if (config.env.module?.startsWith('.')) config.env.module = resolve(baseDir, config.env.module);
   if (problems.length > 0) {

@@ -166,7 +166,7 @@ describe('agentrl train with the phases of a CPU preset', () => {
     expect(readMetrics(runDir).map(untimed)).toEqual(readMetrics(straightDir).map(untimed));
   });
 
-  it('refuses a bad warmStart field before any work, naming the field and the fix', async () => {
+  it('refuses a bad warmStart or finalEval field before any work, naming the field and the fix', async () => {
     const runDir = freshRunDir('agentrl-phases-bad-');
     const cases: [string[], RegExp][] = [
       [
@@ -186,6 +186,10 @@ describe('agentrl train with the phases of a CPU preset', () => {
         /warmStart\.checkpoint is set but warmStart\.source is "expert", which never reads it: set warmStart\.source=checkpoint/,
       ],
       [['--set', 'warmStart.chekpoint=x'], /warmStart.*chekpoint.*"checkpoint"/],
+      [
+        ['--set', 'finalEval.enabled=false', '--set', 'finalEval.episodes=8'],
+        /finalEval\.episodes is set but finalEval\.enabled is false, so no final evaluation reads it: set finalEval\.enabled=true/,
+      ],
     ];
     for (const [flags, message] of cases) {
       const r = await train(runDir, ...flags);
