@@ -71,6 +71,28 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm install && pnpm demo': { skip: 'the full main job, 6–9 minutes of CPU on 2 cores' },
   'pnpm install && pnpm test': { skip: CI_ITSELF },
   'pnpm demo search': { skip: 'the full search-QA demo, minutes of CPU on 2 cores' },
+  'pnpm demo --smoke': { run: 'root' },
+  'pnpm agentrl --help': { run: 'root' },
+  'pnpm agentrl config list': { run: 'root' },
+  'pnpm agentrl config show --preset alfworld-cpu': { run: 'root' },
+  'pnpm agentrl train --preset alfworld-cpu --run-dir runs/alfworld-cpu': {
+    skip: "the alfworld-cpu preset's full run (expert warm start, 20 GiGPO iterations, headline), minutes of CPU; src/presets-e2e.test.ts runs it at a tiny budget",
+  },
+  'pnpm agentrl eval --run-dir runs/alfworld-cpu': {
+    skip: 'evaluates the latest checkpoint of the skipped train command above',
+  },
+  'pnpm agentrl report runs/alfworld-cpu': {
+    skip: 'reads the run folder of the skipped train command above',
+  },
+  'pnpm agentrl sft --preset alfworld-cpu --run-dir runs/alfworld-sft': {
+    skip: "the preset's warm start: 64 expert episodes and 250 SFT steps, minutes of CPU; src/presets-e2e.test.ts runs sft at a tiny budget",
+  },
+  'pnpm agentrl env serve --env alfworld --set env.options.source=generated': {
+    skip: 'serves until stopped; src/env-serve.test.ts starts the same server on a free port',
+  },
+  'pnpm agentrl data fetch alfworld': {
+    skip: 'downloads from the upstream host; src/data/fetch.test.ts runs it against a local server',
+  },
   'pnpm demo search --seed 3': { skip: 'the full search-QA demo on another seed, as long' },
   'pnpm demo search --smoke': {
     skip: "examples/search-gigpo's own test runs the same smoke path",
