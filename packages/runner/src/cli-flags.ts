@@ -103,6 +103,10 @@ export const FLAG_HELP: Record<FlagName, { readonly value?: string; readonly tex
   version: { text: 'print the agentrl version' },
 };
 
+/** Where a user finds every key of a run config (`pnpm docs:config` writes the page). */
+const CONFIG_REFERENCE_LINE =
+  "Config reference (every key of a run config, its type, default and meaning, and each estimator's and env's options): docs/config-reference.md in the repository; commented configs of the CPU presets: examples/configs/.\n";
+
 /** What each command is for, how it is called and the flags it takes. */
 export const COMMANDS: Record<
   string,
@@ -122,7 +126,7 @@ export const COMMANDS: Record<
       'agentrl train --resume --run-dir DIR   (the run folder keeps its config)',
     ],
     flags: ['config', 'preset', 'set', 'seed', 'iterations', 'run-dir', 'resume', 'force'],
-    more: estimatorHelp,
+    more: () => `${estimatorHelp()}\n${CONFIG_REFERENCE_LINE}`,
   },
   eval: {
     summary: 'score a checkpoint, the configured model or an OpenAI-compatible endpoint',
@@ -189,6 +193,7 @@ export const COMMANDS: Record<
       'agentrl config show --config run.yaml [--set key.path=value ...]',
     ],
     flags: ['preset', 'config', 'set', 'seed', 'iterations', 'run-dir', 'split', 'episodes'],
+    more: () => `\n${CONFIG_REFERENCE_LINE}`,
   },
   data: {
     summary:

@@ -119,6 +119,9 @@ describe('agentrl help, version and flag errors', () => {
     for (const name of ['gigpo', 'grpo', 'rloo'])
       expect(train.out).toMatch(new RegExp(`^  ${name} `, 'm'));
     expect(train.out).toMatch(/stepAdvantageWeight \(1\)/);
+    expect(train.out).toMatch(
+      /^Config reference .*: docs\/config-reference\.md in the repository/m,
+    );
     const evaluate = await runCli(['eval', '-h']);
     expect(evaluate.out).toMatch(/^Usage: agentrl eval/);
     expect(evaluate.out).toMatch(/--checkpoint DIR/);

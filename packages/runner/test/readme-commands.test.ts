@@ -279,6 +279,18 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm agentrl eval --preset alfworld-cpu --run-dir /tmp/cpu-preset --checkpoint /tmp/cpu-preset/checkpoints/iter-000003 --episodes 8 --set rollout.maxTurns=6':
     { run: 'root' },
   'pnpm agentrl report /tmp/cpu-preset': { run: 'root' },
+  'pnpm agentrl config show -c examples/configs/webshop.yaml': { run: 'root' },
+  'pnpm agentrl train -c examples/configs/alfworld.yaml --iterations 2 --run-dir /tmp/cfg': {
+    skip: "the alfworld-cpu preset's budget but 2 iterations (64 expert episodes, 250 SFT steps, three evaluations on 96 games), longer than a test should take; the smoke-budget command below runs the same file",
+  },
+  'pnpm agentrl train -c examples/configs/alfworld.yaml --iterations 2 --run-dir /tmp/cfg-tiny $T':
+    { run: 'root' },
+  'pnpm agentrl train -c examples/configs/search.yaml --run-dir runs/search-cpu': {
+    skip: "the search-cpu preset's full run, minutes of CPU; src/presets-search.test.ts runs the preset at a tiny budget",
+  },
+  'pnpm docs:config': {
+    skip: 'rewrites docs/config-reference.md; test/config-reference.test.ts generates the same text and compares it with the committed file',
+  },
   ...presetRunEntries('webshop-cpu', 40, 'WebShop'),
   ...presetRunEntries('search-cpu', 200, 'search-QA'),
   ...tarballInstallEntries(),
