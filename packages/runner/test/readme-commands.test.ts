@@ -62,6 +62,9 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm release': {
     skip: 'publishes to the npm registry; .ci/registry-check.sh publishes the same way to a local one',
   },
+  'bash .ci/alfworld.sh': {
+    skip: '.ci/run runs it before the tests (the first run installs the real ALFWorld from PyPI, minutes)',
+  },
   'bash .ci/python.sh': {
     skip: 'CI runs it (.ci/run) after the TypeScript tests; its first run installs Python packages from PyPI',
   },
