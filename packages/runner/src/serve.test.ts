@@ -153,7 +153,9 @@ describe('agentrl serve', () => {
     (err as unknown as PassThrough).on('data', (d: Buffer) => (text += d.toString()));
     const io = { stdout: new PassThrough(), stderr: err };
     expect(await main(['serve', '--port', '70000'], io)).toBe(2);
-    expect(text).toMatch(/\[USAGE\]: --port 70000: give a port from 0 to 65535 \(0 picks a free one\)/);
+    expect(text).toMatch(
+      /\[USAGE\]: --port 70000: give a port from 0 to 65535 \(0 picks a free one\)/,
+    );
     expect(await main(['serve', '--port', '0', '--set', 'threadz=1'], io)).toBe(1);
     expect(text).toMatch(/unknown key "threadz" in agentrl serve --set.*did you mean "threads"/);
   });
