@@ -8,19 +8,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { filterGroupsWithEqualRewards } from '@agentrl/algorithms';
 import {
-  computePPOAdvantages,
-  filterGroupsWithEqualRewards,
-  type PPOAdvantages,
-} from '@agentrl/algorithms';
-import {
-  assertWeightsVersion,
   ConfigError,
   type Critic,
   DataError,
   logProbMismatch,
   type Policy,
-  type RolloutEngine,
   type StepRecord,
   stepBatchFromRecords,
   type TrainBatch,
@@ -33,6 +27,7 @@ import {
   type TrainerSettings,
   trainerSettingsSchema,
 } from './config.ts';
+import { engineGenerator } from './engine-generator.ts';
 import { appendLineSync, readJson, writeDirAtomic, writeJsonAtomic } from './files.ts';
 import {
   averageMetrics,
@@ -42,6 +37,7 @@ import {
   sampledNegLogProb,
   stepGroupMetrics,
 } from './metrics.ts';
+import { createRunCritic, ppoAdvantages, updateCritic } from './ppo-critic.ts';
 import { EnvPool, type EpisodeSummary, type RolloutResult } from './rollout.ts';
 import { writeSamples } from './samples.ts';
 import { mean, summary } from './stats.ts';
@@ -62,37 +58,6 @@ import {
 
 /** Sub-folder of a checkpoint holding the critic of a PPO run. */
 export const CRITIC_DIR = 'critic';
-
-/** The PPO (GAE) quantities of one iteration's rows, per token. */
-interface PPOStep extends PPOAdvantages {
-  /** Whitened advantages of each row's response tokens (what the actor trains on). */
-  readonly tokenAdvantages: number[][];
-  /** The mean of each row's token advantages (for the row-level metrics and filters). */
-  readonly rowAdvantages: Float64Array;
-}
-
-/**
- * The engine as a token-in / token-out policy whose every result must come from weights
- * version `version`. Engines that report no log-probs get zeros, replaced by the recomputation.
- */
-function engineGenerator(
-  engine: RolloutEngine,
-  version: number,
-  seen: { logProbs: boolean },
-): Policy {
-  return {
-    async generate(prompts, sampling) {
-      const out = await engine.generate(prompts, sampling);
-      assertWeightsVersion(engine.name, out, version);
-      if (out.logProbs === undefined) seen.logProbs = false;
-      return {
-        tokenIds: out.tokenIds,
-        logProbs: out.logProbs ?? out.tokenIds.map((row) => row.map(() => 0)),
-        finishReasons: out.finishReasons,
-      };
-    },
-  };
-}
 
 const stateSchema = z.object({
   version: z.literal(1),
@@ -383,90 +348,10 @@ export class Trainer {
 
   /** The critic a PPO estimator needs: the given one, else the policy's `createCritic`. */
   async #startCritic(settings: CriticEstimatorSettings): Promise<Critic> {
-    const o = this.#o;
-    if (o.critic !== undefined) return o.critic;
-    if (o.policy.createCritic === undefined) {
-      throw new ConfigError(
-        'algorithm.name ppo trains a critic, and this policy has no createCritic; use the tfjs model (@agentrl/runner/tfjs) or pass a critic to the Trainer',
-        { details: { field: 'algorithm.name', value: 'ppo' } },
-      );
-    }
-    const r = settings.resolved;
-    const critic = await o.policy.createCritic({
-      learningRate: r.criticLearningRate,
-      weightDecay: r.criticWeightDecay,
-      maxGradNorm: r.criticGradClip,
-      cliprangeValue: r.cliprangeValue,
-      ...(r.criticMicroBatchSize !== undefined ? { microBatchSize: r.criticMicroBatchSize } : {}),
-      seed: this.#s.seed,
-    });
+    if (this.#o.critic !== undefined) return this.#o.critic;
+    const critic = await createRunCritic(this.#o.policy, settings, this.#s.seed);
     this.#ownsCritic = true;
     return critic;
-  }
-
-  /**
-   * The critic's values of every row (before any update of this iteration) and GAE over them
-   * (`computePPOAdvantages` of `@agentrl/algorithms`): rows are env steps, each with its episode's
-   * score on its last response token, advantages whitened over the batch's response tokens.
-   */
-  async #ppoAdvantages(
-    critic: Critic,
-    settings: CriticEstimatorSettings,
-    records: readonly StepRecord[],
-  ): Promise<PPOStep> {
-    const values = await critic.values({
-      promptTokenIds: records.map((r) => r.promptTokenIds),
-      responseTokenIds: records.map((r) => r.responseTokenIds),
-    });
-    const result = computePPOAdvantages(
-      {
-        batch: stepBatchFromRecords(records),
-        responseLengths: records.map((r) => r.responseTokenIds.length),
-        maxResponseLength: this.#s.rollout.maxNewTokens,
-        values,
-      },
-      settings.options,
-    );
-    const tokenAdvantages = result.advantages.map((row, i) =>
-      row.slice(0, (records[i] as StepRecord).responseTokenIds.length),
-    );
-    const rowAdvantages = Float64Array.from(tokenAdvantages, (row) => mean(row));
-    return { ...result, tokenAdvantages, rowAdvantages };
-  }
-
-  /**
-   * The critic's update (verl's `update_critic`): `ppoEpochs` passes over the rows in order, in
-   * mini-batches of `training.miniBatchSize` rows, one optimizer step each on the clipped value
-   * loss over the critic's positions (the state before each response token and the one after).
-   */
-  async #updateCritic(
-    critic: Critic,
-    records: readonly StepRecord[],
-    ppo: PPOStep,
-  ): Promise<Metrics> {
-    const s = this.#s;
-    const size = s.training.miniBatchSize;
-    const perBatch: Record<string, number>[] = [];
-    for (let epoch = 0; epoch < s.training.ppoEpochs; epoch++) {
-      for (let start = 0; start < records.length; start += size) {
-        const end = Math.min(records.length, start + size);
-        const rows = records.slice(start, end);
-        perBatch.push(
-          await critic.trainStep({
-            promptTokenIds: rows.map((r) => r.promptTokenIds),
-            responseTokenIds: rows.map((r) => r.responseTokenIds),
-            oldValues: ppo.values.slice(start, end),
-            returns: ppo.returns.slice(start, end),
-            mask: ppo.criticMask.slice(start, end),
-          }),
-        );
-      }
-    }
-    const out: Metrics = {};
-    for (const [k, v] of Object.entries(averageMetrics(perBatch))) out[`critic/${k}`] = v;
-    out['critic/miniBatches'] = perBatch.length;
-    out['critic/optimizerSteps'] = perBatch.filter((m) => !(m.skipped === 1)).length;
-    return out;
   }
 
   async #checkpoint(state: TrainerState): Promise<string> {
@@ -595,7 +480,7 @@ export class Trainer {
         const critic = this.#critic;
         const ppo =
           ppoSettings !== undefined && critic !== undefined && records.length > 0
-            ? await this.#ppoAdvantages(critic, ppoSettings, records)
+            ? await ppoAdvantages(critic, ppoSettings, records, this.#s.rollout.maxNewTokens)
             : undefined;
         const advantages =
           ppo !== undefined
@@ -632,7 +517,7 @@ export class Trainer {
             ),
           );
           // verl: the critic first, then the actor once critic_warmup <= global_step (1-based).
-          Object.assign(metrics, await this.#updateCritic(critic, records, ppo));
+          Object.assign(metrics, await updateCritic(critic, records, ppo, this.#s.training));
           metrics['time/updateCritic'] = (performance.now() - t0) / 1000;
           if (ppoSettings.resolved.criticWarmup <= iteration + 1)
             Object.assign(metrics, await this.#update(records, advantages, ppo.tokenAdvantages));
