@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { alfworldTrain, corridorConfig, readMetrics, runCli, TINY_ALFWORLD } from '../test/cli.ts';
@@ -177,12 +177,17 @@ describe('agentrl train over a run folder', () => {
     );
   });
 
-  it('starts a run over with --force, removing the old checkpoints', async () => {
+  it('starts a run over with --force, removing the old checkpoints and the old phases\' files', async () => {
     const { config, run } = await trainedRun('agentrl-force-');
     mkdirSync(join(run, 'checkpoints', 'iter-000009'));
+    // What an earlier run's phases left (this config has no final evaluation, so none is rewritten).
+    for (const name of ['headline.json', 'phases.json', 'timings.json', 'sft-loss.json'])
+      writeFileSync(join(run, name), '{"stale": true}\n');
     const r = await runCli(['train', '-c', config, '--force']);
     expect(r.code, r.err).toBe(0);
     expect(existsSync(join(run, 'checkpoints', 'iter-000009'))).toBe(false);
+    for (const name of ['headline.json', 'phases.json', 'timings.json', 'sft-loss.json'])
+      expect(existsSync(join(run, name)), name).toBe(false);
     expect(existsSync(join(run, 'checkpoints', 'iter-000001'))).toBe(true);
   });
 });

@@ -20,6 +20,10 @@ export const TRAINING_OUTPUTS = [
   'samples',
   'report.html',
   'engine-weights',
+  'headline.json',
+  'phases.json',
+  'timings.json',
+  'sft-loss.json',
 ] as const;
 
 function isDir(path: string): boolean {
