@@ -8,6 +8,7 @@ export {
   alfworldBridgeServerPath,
   createAlfworldBridgeEnv,
 } from './bridge.ts';
+export { alfworldCompactPrompt } from './compact-prompt.ts';
 export {
   ALFWORLD_SPLITS,
   type AlfworldGameEntry,

@@ -1,5 +1,6 @@
 /** Registers `alfworld/text-v1` with the core env registry (imported by the package index). */
 import { registerEnv } from '@agentrl/core';
+import { alfworldCompactPrompt } from './compact-prompt.ts';
 import {
   ALFWORLD_ENV_ID,
   ALFWORLD_ENV_OPTIONS,
@@ -16,9 +17,10 @@ function create(options: AlfworldEnvOptions) {
 registerEnv<AlfworldEnvOptions>({
   id: ALFWORLD_ENV_ID,
   description:
-    'ALFWorld text households (real game files or generated), verl-agent prompts and action parser',
+    'ALFWorld text households (real game files or generated), verl-agent prompts (and a compact one for small models) and action parser',
   create,
   parser: alfworldParser,
   prompt: alfworldPrompt,
+  prompts: { compact: alfworldCompactPrompt },
   options: ALFWORLD_ENV_OPTIONS,
 });
