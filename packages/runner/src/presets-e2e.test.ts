@@ -22,6 +22,10 @@ const TINY = [
   'validation.episodes=2',
   '--set',
   'model.options.architecture.vocabularyEpisodes=4',
+  '--set',
+  'model.options.architecture.hiddenSize=32',
+  '--set',
+  'model.options.architecture.layers=1',
 ];
 
 describe('the alfworld-cpu preset through the CLI', () => {

@@ -5,10 +5,13 @@
  * over `ppo_trainer.yaml`): Qwen2.5-1.5B-Instruct from a local
  * folder, 16 groups × 8, 50 turns, γ 0.95, ω 1, KL 0.01, lr 1e-6. It needs a GPU backend (days
  * of compute on a CPU): the config is here so that a GPU user runs exactly the paper's settings.
- * `alfworld-cpu` is a CPU-sized recipe measured with a PyTorch prototype (tiny model, small
- * households): with
- * no `model.path` it builds a word vocabulary over the env's text and a seeded fresh model in
- * `<runDir>/model-init` (`@agentrl/runner/tfjs-fresh`).
+ * `alfworld-cpu` is the ALFWorld demo's recipe (`examples/alfworld-gigpo`, whose `preset.test.ts`
+ * holds the two together): generated households of two storage receptacles and one distractor,
+ * 15 steps, the env's compact prompt, a fresh tiny decoder (96 wide, 3 layers) over a word
+ * vocabulary of 200 expert episodes, a warm start on 400 expert games for 480 SFT steps, then
+ * GiGPO `mean_std_norm` for 32 iterations of 32 groups × 4 at temperature 0.4, 480 held-out
+ * games every 8 iterations. With no `model.path` it builds the vocabulary and a seeded fresh
+ * model in `<runDir>/model-init` (`@agentrl/runner/tfjs-fresh`).
  *
  * `search-paper` is the paper's search-augmented QA run (verl-agent's
  * `examples/gigpo_trainer/run_search.sh`): Qwen2.5-7B-Instruct from a local folder, 256 questions ×
@@ -242,25 +245,46 @@ export const PRESETS: Readonly<Record<string, RunConfigInput>> = {
       module: '@agentrl/env-alfworld',
       options: {
         source: 'generated',
-        generator: { storageReceptacles: 2, distractors: 1, extraTargets: 0 },
+        generator: {
+          storageReceptacles: 2,
+          distractors: 1,
+          extraTargets: 0,
+          shareLocationProbability: 0,
+        },
         maxSteps: 15,
       },
       valOptions: {},
+      prompt: 'compact',
     },
-    model: freshCpuModel({ hiddenSize: 32, layers: 1, heads: 4 }, 1e-4),
+    model: freshCpuModel(
+      {
+        hiddenSize: 96,
+        layers: 3,
+        heads: 4,
+        vocabularyFrom: 'expert',
+        vocabularyEpisodes: 200,
+        maxWords: 4096,
+      },
+      2e-4,
+    ),
     algorithm: {
       name: 'gigpo',
       options: { mode: 'mean_std_norm', gamma: 0.95, invalidActionPenalty: 0 },
     },
-    rollout: { batchSize: 64, groupSize: 8, maxTurns: 15, maxNewTokens: 16, temperature: 0.7 },
+    rollout: { batchSize: 128, groupSize: 4, maxTurns: 15, maxNewTokens: 16, temperature: 0.4 },
     training: {
-      iterations: 20,
-      miniBatchSize: 256,
+      iterations: 32,
+      miniBatchSize: 64,
       dropZeroAdvantageRows: true,
-      checkpointEvery: 1,
+      checkpointEvery: 8,
     },
-    validation: { every: 5, episodes: 96, temperature: 0.4 },
-    sft: { episodes: 64, steps: 250, batchSize: 32 },
+    validation: { every: 8, episodes: 480, temperature: 0.4 },
+    sft: {
+      episodes: 400,
+      steps: 480,
+      batchSize: 32,
+      responseTemplate: '<think> </think> <action> {action} </action>',
+    },
     ...CPU_PHASES,
   },
   'search-paper': {

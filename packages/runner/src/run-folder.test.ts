@@ -177,7 +177,7 @@ describe('agentrl train over a run folder', () => {
     );
   });
 
-  it('starts a run over with --force, removing the old checkpoints and the old phases\' files', async () => {
+  it("starts a run over with --force, removing the old checkpoints and the old phases' files", async () => {
     const { config, run } = await trainedRun('agentrl-force-');
     mkdirSync(join(run, 'checkpoints', 'iter-000009'));
     // What an earlier run's phases left (this config has no final evaluation, so none is rewritten).

@@ -33,6 +33,10 @@ const SMOKE = [
   'sft.batchSize=4',
   '--set',
   'model.options.architecture.vocabularyEpisodes=4',
+  '--set',
+  'model.options.architecture.hiddenSize=32',
+  '--set',
+  'model.options.architecture.layers=1',
 ];
 
 const train = (runDir: string, ...rest: string[]) =>

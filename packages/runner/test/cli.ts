@@ -69,7 +69,8 @@ export function alfworldTrain(runDir: string, ...rest: string[]): string[] {
 
 /**
  * The `--set` overrides shrinking the `alfworld-cpu` preset to a few seconds of training with a
- * rollout engine: 4 episodes in groups of 2, 3 turns each, no validation, a 4-episode vocabulary,
+ * rollout engine: 4 episodes in groups of 2, 3 turns each, no validation, a 4-episode vocabulary
+ * and a 32-wide 1-layer model,
  * RL alone (no warm start, no headline evaluations: `src/train-run.test.ts` runs those phases).
  */
 export const TINY_ALFWORLD = [
@@ -87,6 +88,10 @@ export const TINY_ALFWORLD = [
   'validation.every=0',
   '--set',
   'model.options.architecture.vocabularyEpisodes=4',
+  '--set',
+  'model.options.architecture.hiddenSize=32',
+  '--set',
+  'model.options.architecture.layers=1',
 ];
 
 /**
