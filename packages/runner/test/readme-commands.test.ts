@@ -73,7 +73,6 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   },
   'pnpm install && pnpm demo': { skip: 'the full main job, 6–9 minutes of CPU on 2 cores' },
   'pnpm install && pnpm test': { skip: CI_ITSELF },
-  'pnpm demo search': { skip: 'the full search-QA demo, minutes of CPU on 2 cores' },
   'pnpm demo --smoke': { run: 'root' },
   'pnpm agentrl --help': { run: 'root' },
   'pnpm agentrl config list': { run: 'root' },
@@ -96,11 +95,18 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm agentrl data fetch alfworld': {
     skip: 'downloads from the upstream host; src/data/fetch.test.ts runs it against a local server',
   },
-  'pnpm demo search --seed 3': { skip: 'the full search-QA demo on another seed, as long' },
-  'pnpm demo search --smoke': {
+  'pnpm --filter @agentrl/example-search-gigpo start': {
+    skip: 'the full search-QA demo, minutes of CPU on 2 cores',
+  },
+  'pnpm --filter @agentrl/example-search-gigpo start --seed 3': {
+    skip: 'the full search-QA demo on another seed, as long',
+  },
+  'pnpm --filter @agentrl/example-search-gigpo start --smoke': {
     skip: "examples/search-gigpo's own test runs the same smoke path",
   },
-  'pnpm demo webshop --seed 0': { skip: 'the full WebShop demo, minutes of CPU on 2 cores' },
+  'pnpm --filter @agentrl/example-webshop-gigpo start': {
+    skip: 'the full WebShop demo, minutes of CPU on 2 cores',
+  },
   'pnpm --filter @agentrl/example-webshop-gigpo start --smoke': {
     skip: "examples/webshop-gigpo's own test runs the same smoke path",
   },
