@@ -71,14 +71,16 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'bash .ci/registry-check.sh': {
     skip: 'the last step of .ci/run (publishes to a local registry, installs from it)',
   },
-  'pnpm install && pnpm demo': { skip: 'the full main job, 6–9 minutes of CPU on 2 cores' },
+  'pnpm install && pnpm demo': {
+    skip: 'the full main job (agentrl train --preset alfworld-cpu), about 15 minutes on 2 cores',
+  },
   'pnpm install && pnpm test': { skip: CI_ITSELF },
   'pnpm demo --smoke': { run: 'root' },
   'pnpm agentrl --help': { run: 'root' },
   'pnpm agentrl config list': { run: 'root' },
   'pnpm agentrl config show --preset alfworld-cpu': { run: 'root' },
   'pnpm agentrl train --preset alfworld-cpu --run-dir runs/alfworld-cpu': {
-    skip: "the alfworld-cpu preset's full run (expert warm start, 20 GiGPO iterations, headline), minutes of CPU; src/presets-e2e.test.ts runs it at a tiny budget",
+    skip: "the alfworld-cpu preset's full run (expert warm start, 32 GiGPO iterations, headline), about 15 minutes on 2 cores; src/presets-e2e.test.ts runs it at a tiny budget",
   },
   'pnpm agentrl eval --run-dir runs/alfworld-cpu': {
     skip: 'evaluates the latest checkpoint of the skipped train command above',
@@ -87,7 +89,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     skip: 'reads the run folder of the skipped train command above',
   },
   'pnpm agentrl sft --preset alfworld-cpu --run-dir runs/alfworld-sft': {
-    skip: "the preset's warm start: 64 expert episodes and 250 SFT steps, minutes of CPU; src/presets-e2e.test.ts runs sft at a tiny budget",
+    skip: "the preset's warm start: 400 expert episodes and 480 SFT steps, minutes of CPU; src/presets-e2e.test.ts runs sft at a tiny budget",
   },
   'pnpm agentrl env serve --env alfworld --set env.options.source=generated': {
     skip: 'serves until stopped; src/env-serve.test.ts starts the same server on a free port',
@@ -290,7 +292,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm agentrl report /tmp/cpu-preset': { run: 'root' },
   'pnpm agentrl config show -c examples/configs/webshop.yaml': { run: 'root' },
   'pnpm agentrl train -c examples/configs/alfworld.yaml --iterations 2 --run-dir /tmp/cfg': {
-    skip: "the alfworld-cpu preset's budget but 2 iterations (64 expert episodes, 250 SFT steps, three evaluations on 96 games), longer than a test should take; the smoke-budget command below runs the same file",
+    skip: "the alfworld-cpu preset's budget but 2 iterations (400 expert episodes, 480 SFT steps, three evaluations on 480 games), longer than a test should take; the smoke-budget command below runs the same file",
   },
   'pnpm agentrl train -c examples/configs/alfworld.yaml --iterations 2 --run-dir /tmp/cfg-tiny $T':
     { run: 'root' },
