@@ -6,6 +6,7 @@
  * differs: the preset counts tokens of its own vocabulary (`<think></think><action>…</action>`,
  * ASINs whole), the demo of its word tokenizer.
  */
+import { budgetFields, presetBudget } from '@agentrl/example-demo-kit';
 import { PRESETS, parseRunConfig } from '@agentrl/runner';
 import { describe, expect, it } from 'vitest';
 import { FULL_BUDGET } from './demo.ts';
@@ -25,29 +26,7 @@ describe("the runner's webshop-cpu preset", () => {
       },
       maxSteps: b.maxTurns,
     });
-    expect(c.model.options).toMatchObject({
-      architecture: { hiddenSize: b.hidden, layers: b.layers, heads: b.heads },
-      learningRate: b.learningRate,
-      sftLearningRate: b.sftLearningRate,
-    });
-    expect(c.model.options.klLossCoef ?? 0).toBe(b.klLossCoef);
-    expect(c.sft).toMatchObject({
-      episodes: b.demoEpisodes,
-      steps: b.sftSteps,
-      batchSize: b.sftBatch,
-    });
-    expect(c.rollout).toMatchObject({
-      batchSize: b.groups * b.groupSize,
-      groupSize: b.groupSize,
-      maxTurns: b.maxTurns,
-      temperature: b.temperature,
-    });
-    expect(c.training).toMatchObject({ iterations: b.iterations, miniBatchSize: b.miniBatchSize });
-    expect(c.validation).toMatchObject({
-      every: b.valEvery,
-      episodes: b.valEpisodes,
-      temperature: b.valTemperature,
-    });
+    expect(presetBudget(c)).toEqual(budgetFields(b));
     expect(c.algorithm.options).toMatchObject({ mode: 'mean_std_norm', gamma: 0.95 });
   });
 });

@@ -118,6 +118,29 @@ function freshCpuModel(
 }
 
 /**
+ * The CPU demos' model: {@link freshCpuModel} 96 wide, 3 layers, 4 heads, RL at 2e-4, its
+ * vocabulary from `vocabularyEpisodes` expert episodes of the training and held-out envs (at most
+ * 4,096 words), with `extra` architecture fields.
+ */
+function demoCpuModel(
+  vocabularyEpisodes: number,
+  extra: { letterDigitRuns?: 'split' | 'whole' } = {},
+): ModelInput {
+  return freshCpuModel(
+    {
+      hiddenSize: 96,
+      layers: 3,
+      heads: 4,
+      vocabularyFrom: 'expert',
+      vocabularyEpisodes,
+      maxWords: 4096,
+      ...extra,
+    },
+    2e-4,
+  );
+}
+
+/**
  * The phases of the CPU presets: a fresh model never wins a game, so RL from it has nothing to
  * learn from (every advantage 0). They warm-start on the env package's expert demonstrations
  * (the `sft` section), and end with the headline: held-out success before the warm start, after
@@ -183,18 +206,7 @@ const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
       valOptions: { split: 'test' },
       prompt: 'compact',
     },
-    model: freshCpuModel(
-      {
-        hiddenSize: 96,
-        layers: 3,
-        heads: 4,
-        vocabularyFrom: 'expert',
-        vocabularyEpisodes: 400,
-        maxWords: 4096,
-        letterDigitRuns: 'whole',
-      },
-      2e-4,
-    ),
+    model: demoCpuModel(400, { letterDigitRuns: 'whole' }),
     algorithm: {
       name: 'gigpo',
       options: { mode: 'mean_std_norm', gamma: 0.95, invalidActionPenalty: 0 },
@@ -256,17 +268,7 @@ export const PRESETS: Readonly<Record<string, RunConfigInput>> = {
       valOptions: {},
       prompt: 'compact',
     },
-    model: freshCpuModel(
-      {
-        hiddenSize: 96,
-        layers: 3,
-        heads: 4,
-        vocabularyFrom: 'expert',
-        vocabularyEpisodes: 200,
-        maxWords: 4096,
-      },
-      2e-4,
-    ),
+    model: demoCpuModel(200),
     algorithm: {
       name: 'gigpo',
       options: { mode: 'mean_std_norm', gamma: 0.95, invalidActionPenalty: 0 },
@@ -325,17 +327,7 @@ export const PRESETS: Readonly<Record<string, RunConfigInput>> = {
       valOptions: { split: 'test' },
       prompt: 'compact',
     },
-    model: freshCpuModel(
-      {
-        hiddenSize: 96,
-        layers: 3,
-        heads: 4,
-        vocabularyFrom: 'expert',
-        vocabularyEpisodes: 1200,
-        maxWords: 4096,
-      },
-      2e-4,
-    ),
+    model: demoCpuModel(1200),
     algorithm: {
       name: 'gigpo',
       options: {
