@@ -6,8 +6,7 @@
  * kind (this demo's `WordTokenizer` and the preset's `vocabularyFrom: expert`, whose prompts carry
  * the chat template's role names), and so does the response length in tokens.
  */
-import { budgetFields, presetBudget } from '@agentrl/example-demo-kit';
-import { PRESETS, parseRunConfig } from '@agentrl/runner';
+import { budgetFields, parsedPreset, presetBudget } from '@agentrl/example-demo-kit';
 import { describe, expect, it } from 'vitest';
 import { expertResponse } from './compact-prompt.ts';
 import { FULL_BUDGET } from './demo.ts';
@@ -15,9 +14,7 @@ import { GENERATED } from './setup.ts';
 
 describe("the runner's alfworld-cpu preset", () => {
   it("runs the demo's default budget: households, prompt, model, warm start, iterations, groups and temperatures", () => {
-    const preset = PRESETS['alfworld-cpu'];
-    if (preset === undefined) throw new Error('the runner has no alfworld-cpu preset');
-    const c = parseRunConfig(preset);
+    const c = parsedPreset('alfworld-cpu');
     const b = FULL_BUDGET;
     expect(c.env.options).toEqual({ ...GENERATED, maxSteps: b.maxTurns });
     expect(c.env.valOptions).toEqual({});

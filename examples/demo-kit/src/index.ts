@@ -28,6 +28,6 @@ export {
   withWorkers,
   writeResults,
 } from './phases.ts';
-export { budgetFields, type PresetBudget, presetBudget } from './preset-budget.ts';
+export { budgetFields, type PresetBudget, parsedPreset, presetBudget } from './preset-budget.ts';
 export { type PrintedResult, printSummary, type SummaryFormat, winsPoint } from './print.ts';
 export { joinWords, splitWords, type WordStyle, WordTokenizer } from './word-tokenizer.ts';

@@ -3,7 +3,7 @@
  * runner preset to the demo's default budget in one comparison (the runner cannot read the
  * demos: examples depend on it, not the other way).
  */
-import type { RunConfig } from '@agentrl/runner';
+import { PRESETS, parseRunConfig, type RunConfig } from '@agentrl/runner';
 import type { DemoBudgetBase } from './phases.ts';
 
 /** The budget fields a run config sets (model size and rates, warm start, RL, validation). */
@@ -61,4 +61,11 @@ export function presetBudget(config: RunConfig): PresetBudget {
     maxTurns: config.rollout.maxTurns,
     klLossCoef: o.klLossCoef ?? 0,
   };
+}
+
+/** The runner's preset `name`, parsed as `agentrl train --preset` reads it. */
+export function parsedPreset(name: string): RunConfig {
+  const preset = PRESETS[name];
+  if (preset === undefined) throw new Error(`the runner has no ${name} preset`);
+  return parseRunConfig(preset);
 }

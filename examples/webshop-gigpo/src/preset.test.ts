@@ -6,16 +6,13 @@
  * differs: the preset counts tokens of its own vocabulary (`<think></think><action>…</action>`,
  * ASINs whole), the demo of its word tokenizer.
  */
-import { budgetFields, presetBudget } from '@agentrl/example-demo-kit';
-import { PRESETS, parseRunConfig } from '@agentrl/runner';
+import { budgetFields, parsedPreset, presetBudget } from '@agentrl/example-demo-kit';
 import { describe, expect, it } from 'vitest';
 import { FULL_BUDGET } from './demo.ts';
 
 describe("the runner's webshop-cpu preset", () => {
   it("runs the demo's default budget: catalogue, model, warm start, iterations, groups and temperatures", () => {
-    const preset = PRESETS['webshop-cpu'];
-    if (preset === undefined) throw new Error('the runner has no webshop-cpu preset');
-    const c = parseRunConfig(preset);
+    const c = parsedPreset('webshop-cpu');
     const b = FULL_BUDGET;
     expect(c.env.options).toMatchObject({
       catalogue: {

@@ -86,28 +86,30 @@ function paperRollout(o: {
 }
 
 /**
- * The CPU recipes' model: a seeded fresh tiny decoder on wasm (`@agentrl/runner/tfjs-fresh`, its
- * vocabulary built over the env's text), SFT at 3e-3, dual-clip PPO, no entropy bonus.
+ * The CPU recipes' model: a seeded fresh tiny decoder on wasm (`@agentrl/runner/tfjs-fresh`), 96
+ * wide, 3 layers, 4 heads, its vocabulary built from `vocabularyEpisodes` expert episodes of the
+ * training and held-out envs (at most 4,096 words; `extra` architecture fields beside), SFT at
+ * 3e-3, RL at 2e-4 with dual-clip PPO, no entropy bonus.
  */
-function freshCpuModel(
-  architecture: {
-    hiddenSize: number;
-    layers: number;
-    heads: number;
-    vocabularyFrom?: 'random' | 'expert';
-    vocabularyEpisodes?: number;
-    maxWords?: number;
-    letterDigitRuns?: 'split' | 'whole';
-  },
-  learningRate: number,
+function demoCpuModel(
+  vocabularyEpisodes: number,
+  extra: { letterDigitRuns?: 'split' | 'whole' } = {},
 ): ModelInput {
   return {
     backend: 'module',
     module: '@agentrl/runner/tfjs-fresh',
     options: {
       backend: 'wasm',
-      architecture,
-      learningRate,
+      architecture: {
+        hiddenSize: 96,
+        layers: 3,
+        heads: 4,
+        vocabularyFrom: 'expert',
+        vocabularyEpisodes,
+        maxWords: 4096,
+        ...extra,
+      },
+      learningRate: 2e-4,
       sftLearningRate: 3e-3,
       clipRatio: 0.2,
       clipRatioC: 3,
@@ -115,29 +117,6 @@ function freshCpuModel(
       microBatchSize: 32,
     },
   };
-}
-
-/**
- * The CPU demos' model: {@link freshCpuModel} 96 wide, 3 layers, 4 heads, RL at 2e-4, its
- * vocabulary from `vocabularyEpisodes` expert episodes of the training and held-out envs (at most
- * 4,096 words), with `extra` architecture fields.
- */
-function demoCpuModel(
-  vocabularyEpisodes: number,
-  extra: { letterDigitRuns?: 'split' | 'whole' } = {},
-): ModelInput {
-  return freshCpuModel(
-    {
-      hiddenSize: 96,
-      layers: 3,
-      heads: 4,
-      vocabularyFrom: 'expert',
-      vocabularyEpisodes,
-      maxWords: 4096,
-      ...extra,
-    },
-    2e-4,
-  );
 }
 
 /**
