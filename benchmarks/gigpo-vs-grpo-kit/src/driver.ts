@@ -344,6 +344,8 @@ export async function runBench<B extends BenchBudget>(
       })),
     )
     .filter((run) => existsSync(join(run.dir, 'metrics.jsonl')));
+  // Benchmarks whose arms keep no run folders (their curves live in the job files) have no overlay.
+  if (overlayRuns.length === 0) return;
   const overlay = await writeOverlayReport(overlayRuns, join(args.out, 'report-compare.html'), {
     title: `${args.arms.map((a) => ARMS[a]?.label ?? a).join(' vs ')} on ${bench.bench.subject} (${bench.budgetName} budget)`,
   });

@@ -182,6 +182,10 @@ describe('the overlay report of several runs', () => {
     ]);
   });
 
+  it('refuses an empty list of runs with a clear error', () => {
+    expect(() => renderOverlayReport([])).toThrow(/at least one run folder/);
+  });
+
   it.skipIf(!hasChromium)(
     'opens offline in headless Chromium and shows a value when a point is hovered',
     async () => {

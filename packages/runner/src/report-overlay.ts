@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { InvalidInputError } from '@agentrl/core';
 import { writeFileAtomic } from './files.ts';
 import {
   type ChartSeries,
@@ -140,6 +141,11 @@ export function renderOverlayReport(
   runs: readonly OverlayRun[],
   options: { title?: string } = {},
 ): string {
+  if (runs.length === 0) {
+    throw new InvalidInputError('an overlay report needs at least one run folder; none was given', {
+      details: { field: 'runs' },
+    });
+  }
   const labels = defaultLabels(runs.map((r) => r.dir));
   const armNames: string[] = [];
   const partial = runs.map((r, i) => {
