@@ -1,6 +1,11 @@
 import { ALFWORLD_TASK_TYPES } from '@agentrl/env-alfworld';
 import { FULL_BUDGET as MAIN_JOB_BUDGET } from '@agentrl/example-alfworld-gigpo';
-import { FINAL_EVAL_EPISODES, TABLE_1_ARMS, warmRecipe } from '@agentrl-bench/gigpo-vs-grpo-kit';
+import {
+  FINAL_EVAL_EPISODES,
+  resolveBench,
+  TABLE_1_ARMS,
+  warmRecipe,
+} from '@agentrl-bench/gigpo-vs-grpo-kit';
 import { describe, expect, it } from 'vitest';
 import { ALFWORLD, FULL_BUDGET, PAPER_TABLE_1, TASK_TYPES } from './config.ts';
 
@@ -26,6 +31,13 @@ describe('the ALFWorld benchmark budget', () => {
     expect(long.iterations).toBe(3 * FULL_BUDGET.iterations);
     expect(warmRecipe(long)).toEqual(warmRecipe(FULL_BUDGET));
     expect(warmRecipe(smoke)).not.toEqual(warmRecipe(FULL_BUDGET));
+  });
+
+  it('has no table budget: BENCH_BUDGET=table is refused, naming the budgets it has', () => {
+    expect(ALFWORLD.budgets.table).toBeUndefined();
+    expect(() => resolveBench(ALFWORLD, { BENCH_BUDGET: 'table' })).toThrow(
+      'BENCH_BUDGET=table: the benchmark on generated ALFWorld households has no table budget (its budgets: full, long, smoke)',
+    );
   });
 
   it("counts the six task types as the paper's columns, and quotes the paper's row for every arm", () => {

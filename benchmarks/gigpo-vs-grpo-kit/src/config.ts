@@ -1,7 +1,8 @@
 /**
  * What a GiGPO-against-GRPO benchmark is made of: its budgets, its env (the agent, the training
  * and held-out env specs, the expert, the task types and the paper's numbers), the arms and seeds, and how the environment variables
- * `BENCH_SMOKE`, `BENCH_BUDGET` and `BENCH_SET` pick and change the budget of a process.
+ * `BENCH_SMOKE`, `BENCH_BUDGET` and `BENCH_SET` pick and change the budget of a process (budgets
+ * `full`, the default; `smoke`; `long`; and `table` where a benchmark defines one).
  */
 import { ConfigError, closestName, type Tokenizer, type TrainablePolicy } from '@agentrl/core';
 import { type DemoBudgetBase, SMOKE_SIZES, sftStopRule } from '@agentrl/example-demo-kit';
@@ -10,7 +11,8 @@ import type { EnvSpec, Expert } from '@agentrl/runner';
 /**
  * The budget fields the jobs read: the demos' (decoder, warm start, RL, validation; the demo kit's
  * `DemoBudgetBase` without its name), the per-turn token limit and the invalid-action penalty. A
- * benchmark's budget may add its own fields (numbers only).
+ * benchmark's budget may add its own fields: numbers, which `BENCH_SET` can change, or other
+ * values (a catalogue's option ranges, a prompt layout), which it refuses to.
  */
 export interface BenchBudget extends Omit<DemoBudgetBase, 'name'> {
   readonly maxNewTokens: number;
@@ -20,6 +22,28 @@ export interface BenchBudget extends Omit<DemoBudgetBase, 'name'> {
 
 /** The full budget of a benchmark built on a demo's budget `D` with its own fields `E`. */
 export type BenchBudgetOf<D, E> = Omit<D, 'name'> & E & { readonly invalidActionPenalty: number };
+
+/** The RL iterations of a `table` budget ({@link tableBudget}): those of the ALFWorld table run. */
+export const TABLE_ITERATIONS = 16;
+
+/**
+ * A demo's recipe as a benchmark runs it: the demo's fields but its name, the benchmark's
+ * validation (96 held-out episodes, every quarter of the iterations), the benchmark's `fields`,
+ * and no invalid-action penalty.
+ */
+function benchRecipe<
+  D extends { readonly name: string; readonly iterations: number },
+  E extends object,
+>(demo: D, fields: E): BenchBudgetOf<D, E> {
+  const { name: _demoName, ...recipe } = demo;
+  return {
+    ...recipe,
+    valEpisodes: 96,
+    valEvery: Math.max(1, Math.round(demo.iterations / 4)),
+    ...fields,
+    invalidActionPenalty: 0,
+  };
+}
 
 /**
  * A benchmark's three budgets from the full budget of the demo it measures, imported so the two
@@ -34,6 +58,9 @@ export type BenchBudgetOf<D, E> = Omit<D, 'name'> & E & { readonly invalidAction
  *   smoke sizes and `smoke`'s fields);
  * - `long` (`BENCH_BUDGET=long`): three times the RL iterations, a validation every 6, the same
  *   warm start, to see whether the arms separate with a longer RL phase.
+ *
+ * A benchmark may add a fourth, `table` (`BENCH_BUDGET=table`, {@link tableBudget}); one without
+ * it refuses `BENCH_BUDGET=table`.
  */
 export function benchBudgets<
   D extends { readonly name: string; readonly iterations: number },
@@ -47,19 +74,27 @@ export function benchBudgets<
   readonly smoke: BenchBudgetOf<D, E>;
   readonly long: BenchBudgetOf<D, E>;
 } {
-  const { name: _demoName, ...recipe } = demo;
-  const full: BenchBudgetOf<D, E> = {
-    ...recipe,
-    valEpisodes: 96,
-    valEvery: Math.max(1, Math.round(demo.iterations / 4)),
-    ...fields,
-    invalidActionPenalty: 0,
-  };
+  const full = benchRecipe(demo, fields);
   return {
     full,
     smoke: { ...full, ...SMOKE_SIZES, ...smoke },
     long: { ...full, iterations: 3 * demo.iterations, valEvery: 6 },
   };
+}
+
+/**
+ * The optional `table` budget (`BENCH_BUDGET=table`) of a benchmark, for the paper's Table 1 on
+ * many seeds: the demo's recipe as it is (warm start, catalogue or households, decoder,
+ * temperatures, limits) with `iterations` RL iterations (default {@link TABLE_ITERATIONS}) and the
+ * benchmark's validation (96 held-out episodes every quarter of them: every 4 of 16), the
+ * benchmark's `fields` and no invalid-action penalty; the arms' final policies are scored on
+ * `FINAL_EVAL_EPISODES.table` as on the full budget.
+ */
+export function tableBudget<
+  D extends { readonly name: string; readonly iterations: number },
+  E extends object,
+>(demo: D, fields: E, iterations: number = TABLE_ITERATIONS): BenchBudgetOf<D, E> {
+  return benchRecipe({ ...demo, iterations }, fields);
 }
 
 /** The tokenizer, model and trainable policy of one job. */
@@ -98,13 +133,21 @@ export interface PaperReference {
 
 /** One benchmark: what differs between the env packages; everything else is the kit's. */
 export interface Benchmark<B extends BenchBudget = BenchBudget> {
-  /** The workload in one line (results.json). */
+  /** The workload in one line (results.json; `workloadFor` where the budget changes it). */
   readonly workload: string;
+  /** The workload in one line for the run's budget (absent: `workload`). */
+  workloadFor?(budget: B): string;
   /** What the overlay report's title names, e.g. `generated ALFWorld households`. */
   readonly subject: string;
-  /** The budgets `full` (default), `smoke` (`BENCH_SMOKE=1`) and `long` (`BENCH_BUDGET=long`). */
-  readonly budgets: { readonly full: B; readonly smoke: B; readonly long: B };
-  /** Budget fields a warm start depends on beyond the decoder, demonstrations, SFT and turns. */
+  /**
+   * The budgets `full` (default), `smoke` (`BENCH_SMOKE=1`), `long` (`BENCH_BUDGET=long`) and,
+   * where the benchmark has one, `table` (`BENCH_BUDGET=table`; see {@link tableBudget}).
+   */
+  readonly budgets: { readonly full: B; readonly smoke: B; readonly long: B; readonly table?: B };
+  /**
+   * Budget fields a warm start depends on beyond the decoder, demonstrations, SFT and turns (a
+   * field a budget leaves unset is not recorded).
+   */
   readonly warmFields?: readonly string[];
   /** What a held-out episode is called in the summary (default `games`; WebShop: `goals`). */
   readonly heldOutNoun?: string;
@@ -306,27 +349,56 @@ export const CRITIC_LEARNING_RATE_RATIO = 10;
 /** The seeds a run has unless its benchmark names its own (`Benchmark.seeds`) or `--seeds` others. */
 export const SEEDS: readonly number[] = [0, 1, 2, 3, 4];
 
-/** Which budget a process runs: `smoke` (`BENCH_SMOKE=1`), `long` (`BENCH_BUDGET=long`) or `full`. */
-export type BudgetName = 'smoke' | 'long' | 'full';
+/**
+ * Which budget a process runs: `smoke` (`BENCH_SMOKE=1`), `long` (`BENCH_BUDGET=long`), `table`
+ * (`BENCH_BUDGET=table`, where the benchmark has one) or `full` (the default).
+ */
+export type BudgetName = 'smoke' | 'long' | 'full' | 'table';
 
-/** The budget name the environment variables ask for. */
+/** The budget names `BENCH_BUDGET` takes. */
+export const BUDGET_NAMES: readonly BudgetName[] = ['full', 'long', 'table', 'smoke'];
+
+/**
+ * The budget name the environment variables ask for: `smoke` when `BENCH_SMOKE=1` (whatever
+ * `BENCH_BUDGET` says), else `BENCH_BUDGET` (unset or empty: `full`). A `BENCH_BUDGET` that names
+ * no budget is refused, naming the ones there are.
+ */
 export function budgetName(env: NodeJS.ProcessEnv): BudgetName {
-  return env.BENCH_SMOKE === '1' ? 'smoke' : env.BENCH_BUDGET === 'long' ? 'long' : 'full';
+  if (env.BENCH_SMOKE === '1') return 'smoke';
+  const asked = env.BENCH_BUDGET;
+  if (asked === undefined || asked === '') return 'full';
+  const name = BUDGET_NAMES.find((n) => n === asked);
+  if (name === undefined) {
+    const closest = closestName(asked, BUDGET_NAMES);
+    throw new ConfigError(
+      `BENCH_BUDGET=${asked}: no such budget${closest === undefined ? '' : `; did you mean "${closest}"?`} (budgets: ${BUDGET_NAMES.join(', ')}; unset: full)`,
+      { details: { field: 'BENCH_BUDGET', value: asked } },
+    );
+  }
+  return name;
 }
 
 /**
  * `BENCH_SET="key=value,key=value"` overrides budget fields (numbers only), for trying a recipe
- * without editing a file; an unknown key or a value that is not a number is an error naming the
- * valid fields.
+ * without editing a file; an unknown key, a field that is not a number (a catalogue's option
+ * ranges, a prompt layout) or a value that is not a number is an error naming the fields it
+ * changes.
  */
 export function withOverrides<B extends BenchBudget>(budget: B, text: string | undefined): B {
   if (!text) return budget;
-  const out: Record<string, number> = { ...(budget as unknown as Record<string, number>) };
+  const fields = budget as unknown as Record<string, unknown>;
+  const numeric = Object.keys(fields).filter((key) => typeof fields[key] === 'number');
+  const out: Record<string, unknown> = { ...fields };
   for (const assignment of text.split(',')) {
     const [key, value] = assignment.split('=');
-    if (!key || value === undefined || !(key in budget) || !Number.isFinite(Number(value)))
+    if (key !== undefined && key in fields && typeof fields[key] !== 'number')
       throw new ConfigError(
-        `BENCH_SET ${assignment}: use a budget field and a number, e.g. BENCH_SET=temperature=1 (fields: ${Object.keys(budget).join(', ')})`,
+        `BENCH_SET ${assignment}: ${key} is not a number field; BENCH_SET changes numbers only (fields: ${numeric.join(', ')})`,
+        { details: { field: 'BENCH_SET', value: assignment } },
+      );
+    if (!key || value === undefined || !(key in fields) || !Number.isFinite(Number(value)))
+      throw new ConfigError(
+        `BENCH_SET ${assignment}: use a budget field and a number, e.g. BENCH_SET=temperature=1 (fields: ${numeric.join(', ')})`,
       );
     out[key] = Number(value);
   }
@@ -342,6 +414,7 @@ export const FINAL_EVAL_EPISODES: Readonly<Record<BudgetName, number>> = {
   smoke: 8,
   long: 480,
   full: 480,
+  table: 480,
 };
 
 /** A benchmark with the budget of this process resolved. */
@@ -352,32 +425,52 @@ export interface ResolvedBench<B extends BenchBudget = BenchBudget> {
   readonly finalEvalEpisodes: number;
 }
 
-/** Resolves the budget of `bench` from the environment variables (`process.env` by default). */
+/**
+ * Resolves the budget of `bench` from the environment variables (`process.env` by default); a
+ * budget the benchmark does not define (`table` on one without it) is refused, naming the
+ * budgets it has.
+ */
 export function resolveBench<B extends BenchBudget>(
   bench: Benchmark<B>,
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedBench<B> {
   const name = budgetName(env);
+  const budget = bench.budgets[name];
+  if (budget === undefined) {
+    const has = BUDGET_NAMES.filter((n) => bench.budgets[n] !== undefined);
+    throw new ConfigError(
+      `BENCH_BUDGET=${name}: the benchmark on ${bench.subject} has no ${name} budget (its budgets: ${has.join(', ')})`,
+      { details: { field: 'BENCH_BUDGET', value: name } },
+    );
+  }
   return {
     bench,
     budgetName: name,
-    budget: withOverrides(bench.budgets[name], env.BENCH_SET),
+    budget: withOverrides(budget, env.BENCH_SET),
     finalEvalEpisodes: FINAL_EVAL_EPISODES[name],
   };
 }
 
+/** The workload line of `bench` for `budget` (`Benchmark.workloadFor`, else `workload`). */
+export function workloadOf<B extends BenchBudget>(bench: Benchmark<B>, budget: B): string {
+  return bench.workloadFor?.(budget) ?? bench.workload;
+}
+
+/** A warm start's recipe: budget fields by name (numbers, or a benchmark's other values). */
+export type WarmRecipe = Record<string, number | string | readonly number[]>;
+
 /**
  * The budget fields a warm start depends on (decoder, demonstrations, SFT and its stopping rule
- * where it has one, turn limit, and the benchmark's `warmFields`). A saved warm start whose
- * recorded recipe equals this one is reused instead of being redone.
+ * where it has one, turn limit, and the benchmark's `warmFields` that the budget sets). A saved
+ * warm start whose recorded recipe equals this one is reused instead of being redone.
  */
 export function warmRecipe<B extends BenchBudget>(
   budget: B,
   warmFields: readonly string[] = [],
-): Record<string, number> {
+): WarmRecipe {
   const { hidden, layers, heads, demoEpisodes, sftSteps, sftBatch, sftLearningRate, maxTurns } =
     budget;
-  const recipe: Record<string, number> = {
+  const recipe: WarmRecipe = {
     hidden,
     layers,
     heads,
@@ -392,8 +485,11 @@ export function warmRecipe<B extends BenchBudget>(
     recipe.sftStopLoss = rule.meanLoss;
     recipe.sftStopWindow = rule.window;
   }
-  for (const field of warmFields)
-    recipe[field] = (budget as unknown as Record<string, number>)[field] as number;
+  const fields = budget as unknown as Record<string, WarmRecipe[string] | undefined>;
+  for (const field of warmFields) {
+    const value = fields[field];
+    if (value !== undefined) recipe[field] = value;
+  }
   return recipe;
 }
 

@@ -16,8 +16,11 @@ import {
   resolvedAlgorithm,
   SEEDS,
   TABLE_1_ARMS,
+  TABLE_ITERATIONS,
+  tableBudget,
   warmRecipe,
   withOverrides,
+  workloadOf,
 } from './config.ts';
 import {
   alreadyDone,
@@ -67,9 +70,72 @@ describe('the budget of a process', () => {
     expect(budgetName({})).toBe('full');
     expect(budgetName({ BENCH_BUDGET: 'long' })).toBe('long');
     expect(budgetName({ BENCH_SMOKE: '1', BENCH_BUDGET: 'long' })).toBe('smoke');
+    expect(budgetName({ BENCH_BUDGET: '' })).toBe('full');
+    expect(budgetName({ BENCH_BUDGET: 'table' })).toBe('table');
+    expect(budgetName({ BENCH_BUDGET: 'full' })).toBe('full');
+    expect(budgetName({ BENCH_SMOKE: '1', BENCH_BUDGET: 'table' })).toBe('smoke');
     const smoke = resolveBench(bench, { BENCH_SMOKE: '1' });
     expect(smoke.budget.hidden).toBe(32);
     expect(smoke.finalEvalEpisodes).toBe(FINAL_EVAL_EPISODES.smoke);
+  });
+
+  it('refuses a BENCH_BUDGET that names no budget instead of running the full one, naming the budgets', () => {
+    for (const asked of ['tabel', 'Full', 'short']) {
+      expect(() => budgetName({ BENCH_BUDGET: asked })).toThrow(ConfigError);
+      expect(() => resolveBench(bench, { BENCH_BUDGET: asked })).toThrow(
+        new RegExp(
+          `^BENCH_BUDGET=${asked}: no such budget.*\\(budgets: full, long, table, smoke; unset: full\\)$`,
+        ),
+      );
+    }
+    expect(() => budgetName({ BENCH_BUDGET: 'tabel' })).toThrow(/did you mean "table"\?/);
+  });
+
+  it('refuses BENCH_BUDGET=table on a benchmark without a table budget, in one line naming the budgets it has', () => {
+    expect(bench.budgets.table).toBeUndefined();
+    let message = '';
+    try {
+      resolveBench(bench, { BENCH_BUDGET: 'table' });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      message = (error as Error).message;
+    }
+    expect(message).toBe(
+      'BENCH_BUDGET=table: the benchmark on test has no table budget (its budgets: full, long, smoke)',
+    );
+  });
+
+  it("resolves a benchmark's table budget: the demo's recipe with 16 iterations, validated every 4 on 96 episodes, scored on 480", () => {
+    const demo = { ...budget({ iterations: 40, valEpisodes: 480, valEvery: 20 }), name: 'full' };
+    const table = tableBudget(demo, { shape: [1, 2] as const });
+    const { name: _name, iterations: _i, valEvery: _e, valEpisodes: _v, ...recipe } = demo;
+    expect(table).toEqual({
+      ...recipe,
+      iterations: TABLE_ITERATIONS,
+      valEvery: 4,
+      valEpisodes: 96,
+      shape: [1, 2],
+      invalidActionPenalty: 0,
+    });
+    expect(TABLE_ITERATIONS).toBe(16);
+    expect(tableBudget(demo, {}, 32).valEvery).toBe(8);
+    const withTable = {
+      ...bench,
+      budgets: { ...bench.budgets, table: { ...budget(), iterations: 16, catalogue: 500 } },
+      workloadFor: (b: Budget) => `${b.catalogue} products`,
+    } as unknown as Benchmark<Budget>;
+    const r = resolveBench(withTable, { BENCH_BUDGET: 'table' });
+    expect([r.budgetName, r.budget.catalogue, r.finalEvalEpisodes]).toEqual(['table', 500, 480]);
+    expect(FINAL_EVAL_EPISODES.table).toBe(FINAL_EVAL_EPISODES.full);
+    expect(workloadOf(withTable, r.budget)).toBe('500 products');
+    expect(workloadOf(bench, r.budget)).toBe('test');
+    expect(resolveBench(withTable, {}).budget.catalogue).toBe(1000);
+    // Its jobs go to runs/table unless --out says where.
+    expect(parseDriverArgs([], r.budgetName).out).toBe(join(process.cwd(), 'runs', 'table'));
+    expect(parseDriverArgs(['--out', 'jobs/table-16'], r.budgetName)).toMatchObject({
+      out: join(process.cwd(), 'jobs', 'table-16'),
+      outGiven: true,
+    });
   });
 
   it("validates five times whatever the demo's iteration count, and runs three times the iterations on the long budget", () => {
@@ -97,6 +163,17 @@ describe('the budget of a process', () => {
     }
   });
 
+  it('refuses to change a field that is not a number, listing only the number fields', () => {
+    const shaped = { ...budget(), optionGroups: [1, 2] as const, layout: 'title-first' };
+    for (const text of ['optionGroups=3', 'layout=1', 'iterations=8,optionGroups=1']) {
+      expect(() => withOverrides(shaped, text)).toThrow(ConfigError);
+      expect(() => withOverrides(shaped, text)).toThrow(
+        /^BENCH_SET (optionGroups|layout)=\S+: \1 is not a number field; BENCH_SET changes numbers only \(fields: hidden, .*catalogue\)$/,
+      );
+    }
+    expect(withOverrides(shaped, 'iterations=8')).toEqual({ ...shaped, iterations: 8 });
+  });
+
   it("records in the warm start's recipe the fields it depends on, the benchmark's own included", () => {
     const recipe = warmRecipe(budget(), ['catalogue']);
     expect(Object.keys(recipe)).toEqual([
@@ -116,6 +193,13 @@ describe('the budget of a process', () => {
       1000,
     ]);
     expect(warmRecipe(budget({ iterations: 3 }), ['catalogue'])).toEqual(recipe);
+    // A field the budget leaves unset is not recorded; one that is not a number is, as it is.
+    expect(Object.keys(warmRecipe(budget(), ['catalogue', 'optionGroups']))).toEqual(
+      Object.keys(recipe),
+    );
+    expect(
+      warmRecipe({ ...budget(), optionGroups: [1, 2] as const }, ['catalogue', 'optionGroups']),
+    ).toEqual({ ...recipe, optionGroups: [1, 2] });
   });
 });
 

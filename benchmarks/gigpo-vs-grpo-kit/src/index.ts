@@ -17,6 +17,7 @@ export {
   type BenchMetric,
   type Benchmark,
   type BenchTaskType,
+  BUDGET_NAMES,
   type BudgetName,
   benchBudgets,
   budgetName,
@@ -31,8 +32,12 @@ export {
   resolvedAlgorithm,
   SEEDS,
   TABLE_1_ARMS,
+  TABLE_ITERATIONS,
+  tableBudget,
+  type WarmRecipe,
   warmRecipe,
   withOverrides,
+  workloadOf,
 } from './config.ts';
 export {
   alreadyDone,

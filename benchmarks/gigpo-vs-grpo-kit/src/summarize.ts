@@ -535,8 +535,10 @@ function timesOf(
 export interface SummarySpec
   extends Pick<
     Benchmark,
-    'workload' | 'metrics' | 'heldOutNoun' | 'taskTypes' | 'successLabel' | 'paper' | 'paperTable'
+    'metrics' | 'heldOutNoun' | 'taskTypes' | 'successLabel' | 'paper' | 'paperTable'
   > {
+  /** The workload in one line, for the run's budget (`workloadOf`). */
+  readonly workload: string;
   readonly budget: BenchBudget;
   readonly finalEvalEpisodes: number;
 }

@@ -1,25 +1,33 @@
 /**
- * The WebShop benchmark: its budget is the WebShop demo's recipe (examples/webshop-gigpo,
- * `FULL_BUDGET`), imported, with the warm-start and RL lengths its runs used pinned here; its env the demo's generated catalogue
- * (one per seed), trained on the train split and validated on the test split's goals. Every arm
- * of a seed starts from the same saved warm start. The jobs, the driver and the summary are the
- * kit's (`@agentrl-bench/gigpo-vs-grpo-kit`); the summary carries the WebShop score beside
- * success.
+ * The WebShop benchmark: its budgets are the WebShop demo's recipe (examples/webshop-gigpo,
+ * `FULL_BUDGET`), imported: `full` with the catalogue, prompt and warm-start and RL lengths its
+ * committed runs used pinned here, `table` with the demo's recipe as it is now and 16 RL
+ * iterations; its env the demo's generated catalogue (one per seed, shaped as the budget says),
+ * trained on the train split and validated on the test split's goals. Every arm of a seed starts
+ * from the same saved warm start. The jobs, the driver and the summary are the kit's
+ * (`@agentrl-bench/gigpo-vs-grpo-kit`); the summary carries the WebShop score beside success.
  */
-import { createCompactPrompt, WEBSHOP_METRICS } from '@agentrl/env-webshop';
+import {
+  type CompactResultsLayout,
+  createCompactPrompt,
+  WEBSHOP_METRICS,
+} from '@agentrl/env-webshop';
 import {
   createTinyAgent,
   FULL_BUDGET as DEMO_BUDGET,
+  type DemoBudget,
   demoShop,
   envSpec,
   expertPolicy,
   expertResponse,
 } from '@agentrl/example-webshop-gigpo';
 import {
+  type BenchBudgetOf,
   type Benchmark,
   benchBudgets,
   type PaperReference,
   resolveBench,
+  tableBudget,
 } from '@agentrl-bench/gigpo-vs-grpo-kit';
 
 /**
@@ -52,18 +60,78 @@ export const BENCH_RECIPE: {
 const { optionGroups: _groups, optionValues: _values, ...DEMO_FIELDS } = DEMO_BUDGET;
 
 /**
- * The prompt the benchmark's seeds ran with: the compact prompt with results as `asin title
- * $price` (the env's default was that layout then; it is `title $price asin` now).
+ * The results layout of the compact prompt the benchmark's five committed seeds ran with, the
+ * layout of a budget that names none (`full`, `smoke`, `long`): `asin title $price` (the env's
+ * default was that layout then; it is `title $price asin` now).
  */
-const BENCH_PROMPT = createCompactPrompt({ results: 'asin-first' });
+export const PINNED_RESULTS_LAYOUT: CompactResultsLayout = 'asin-first';
 
 /**
- * The budgets: the demo's recipe (catalogue size, decoder, temperatures, turn and token limits)
- * with {@link BENCH_RECIPE}'s warm start and RL length, validated on 96 held-out goals five times;
- * the smoke run on a 60-product catalogue with the demo's smoke sizes (the kit's `benchBudgets`).
+ * A budget of this benchmark: the kit's fields, the catalogue size, and where a budget sets them
+ * (`table` does; `full`, `smoke` and `long` do not, so their recorded budgets, and the committed
+ * results that resume on them, stay as they were) the catalogue's option ranges (unset: the
+ * generator's defaults) and the compact prompt's results layout (unset:
+ * {@link PINNED_RESULTS_LAYOUT}). The option ranges and the layout are not numbers, so
+ * `BENCH_SET` refuses them.
  */
-export const BUDGETS = benchBudgets(DEMO_FIELDS, BENCH_RECIPE, { catalogue: 60, maxTurns: 4 });
+export type WebshopBenchBudget = BenchBudgetOf<typeof DEMO_FIELDS, typeof BENCH_RECIPE> &
+  Pick<DemoBudget, 'optionGroups' | 'optionValues'> & {
+    /** How the compact prompt lists results (unset: {@link PINNED_RESULTS_LAYOUT}). */
+    readonly resultsLayout?: CompactResultsLayout;
+  };
+
+/**
+ * The budgets: `full`, the demo's recipe (catalogue size, decoder, temperatures, turn and token
+ * limits) with {@link BENCH_RECIPE}'s warm start and RL length, the generator's default options and
+ * the pinned results layout, validated on 96 held-out goals five times; the smoke run on a
+ * 60-product catalogue with the demo's smoke sizes; `long` (the kit's `benchBudgets`); and
+ * `table` (`BENCH_BUDGET=table`, the kit's `tableBudget`), the demo's current `FULL_BUDGET` as it
+ * is (its catalogue size and option ranges, expert goals, SFT steps, temperatures, decoder and
+ * limits) with 16 RL iterations validated every 4 on 96 held-out goals, and the env's default
+ * results layout, `title $price asin`, the demo's own prompt: its `gigpo-mean_std_norm` arm
+ * trains as `pnpm --filter @agentrl/example-webshop-gigpo start --set iterations=16` does, but
+ * for the validations (96 goals every 4 iterations instead of the demo's own) and the one thread
+ * per job. Being imported, it follows the demo's recipe; pin its fields here once a table run has
+ * started, as {@link BENCH_RECIPE} does for `full`, so the run's finished jobs keep resuming.
+ */
+export const BUDGETS: {
+  readonly full: WebshopBenchBudget;
+  readonly smoke: WebshopBenchBudget;
+  readonly long: WebshopBenchBudget;
+  readonly table: WebshopBenchBudget;
+} = {
+  ...benchBudgets(DEMO_FIELDS, BENCH_RECIPE, { catalogue: 60, maxTurns: 4 }),
+  table: tableBudget(DEMO_BUDGET, { resultsLayout: 'title-first' as const }),
+};
 export const FULL_BUDGET = BUDGETS.full;
+export const TABLE_BUDGET = BUDGETS.table;
+
+type PromptTemplate = ReturnType<typeof createCompactPrompt>;
+
+/** The compact prompt of each results layout, made once. */
+const PROMPTS: Readonly<Record<CompactResultsLayout, PromptTemplate>> = {
+  'title-first': createCompactPrompt({ results: 'title-first' }),
+  'asin-first': createCompactPrompt({ results: 'asin-first' }),
+};
+
+/** The compact prompt of `budget`'s results layout. */
+export function benchPrompt(budget: WebshopBenchBudget): PromptTemplate {
+  return PROMPTS[budget.resultsLayout ?? PINNED_RESULTS_LAYOUT];
+}
+
+/** The seed's generated shop of `budget`'s size and option ranges (the demo's `demoShop`). */
+export function benchShop(budget: WebshopBenchBudget, seed: number) {
+  return demoShop(seed, budget.catalogue, budget);
+}
+
+/** The option ranges of a budget in words (none: the generator's defaults). */
+function optionsText(budget: WebshopBenchBudget): string {
+  const { optionGroups: g, optionValues: v } = budget;
+  if (g === undefined && v === undefined) return '';
+  const range = (r: readonly [number, number] | undefined) =>
+    r === undefined ? 'default' : `${r[0]}–${r[1]}`;
+  return `, ${range(g)} option groups of ${range(v)} values`;
+}
 
 /**
  * The paper's WebShop score and success (%), Qwen2.5-1.5B-Instruct, per row of its Table 1, printed
@@ -82,23 +150,26 @@ export const PAPER_TABLE_1: PaperReference = {
 };
 
 /**
- * The benchmark: the seed's generated catalogue, the demo's tiny agent, compact prompt and
- * expert; held-out episode g plays test goal g.
+ * The benchmark: the seed's generated catalogue of the budget's shape, the demo's tiny agent,
+ * the compact prompt in the budget's results layout, and the demo's expert; held-out episode g
+ * plays test goal g.
  */
-export const WEBSHOP: Benchmark<typeof FULL_BUDGET> = {
+export const WEBSHOP: Benchmark<WebshopBenchBudget> = {
   workload:
-    'a generated WebShop catalogue per seed (1,000 products, 15 steps); train split for demonstrations and RL, 96 held-out test-split goals for the validations (episode g plays goal g)',
+    'a generated WebShop catalogue per seed (15 steps); train split for demonstrations and RL, 96 held-out test-split goals for the validations (episode g plays goal g)',
+  workloadFor: (b) =>
+    `a generated WebShop catalogue per seed (${b.catalogue.toLocaleString('en')} products${optionsText(b)}, ${b.maxTurns} steps); train split for demonstrations and RL, ${b.valEpisodes} held-out test-split goals for the validations (episode g plays goal g)`,
   subject: 'a generated WebShop catalogue',
   heldOutNoun: 'goals',
   budgets: BUDGETS,
-  warmFields: ['catalogue'],
+  warmFields: ['catalogue', 'optionGroups', 'optionValues', 'resultsLayout'],
   metrics: WEBSHOP_METRICS.map(({ name, label }) => ({ name, label })),
   paper: PAPER_TABLE_1,
-  agent: (budget, seed) => createTinyAgent(demoShop(seed, budget.catalogue), budget, seed),
+  agent: (budget, seed) => createTinyAgent(benchShop(budget, seed), budget, seed),
   trainEnv: (budget, seed) =>
-    envSpec(demoShop(seed, budget.catalogue), budget.maxTurns, 'train', BENCH_PROMPT),
+    envSpec(benchShop(budget, seed), budget.maxTurns, 'train', benchPrompt(budget)),
   heldOutEnv: (budget, seed) =>
-    envSpec(demoShop(seed, budget.catalogue), budget.maxTurns, 'test', BENCH_PROMPT),
+    envSpec(benchShop(budget, seed), budget.maxTurns, 'test', benchPrompt(budget)),
   expert: expertPolicy,
   formatResponse: expertResponse,
 };
