@@ -192,7 +192,7 @@ const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
     },
     rollout: { batchSize: 128, groupSize: 4, maxTurns: 15, maxNewTokens: 32, temperature: 1 },
     training: {
-      iterations: 40,
+      iterations: 20,
       miniBatchSize: 64,
       dropZeroAdvantageRows: true,
       checkpointEvery: 20,
@@ -200,7 +200,7 @@ const WEBSHOP_PRESETS: Readonly<Record<string, RunConfigInput>> = {
     validation: { every: 20, episodes: 480, temperature: 0.4 },
     sft: {
       episodes: 1200,
-      steps: 960,
+      steps: 720,
       batchSize: 32,
       responseTemplate: '<think></think><action>{action}</action>',
     },
@@ -318,12 +318,12 @@ export const PRESETS: Readonly<Record<string, RunConfigInput>> = {
     },
     rollout: { batchSize: 128, groupSize: 4, maxTurns: 4, maxNewTokens: 32, temperature: 0.4 },
     training: {
-      iterations: 200,
+      iterations: 800,
       miniBatchSize: 64,
       dropZeroAdvantageRows: true,
-      checkpointEvery: 1,
+      checkpointEvery: 100,
     },
-    validation: { every: 50, episodes: 480, temperature: 0.4 },
+    validation: { every: 200, episodes: 480, temperature: 0.4 },
     sft: {
       episodes: 1200,
       steps: 1200,

@@ -149,6 +149,10 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --summary-only': {
     skip: 'reads runs/full, which only a full benchmark run writes',
   },
+  'BENCH_BUDGET=table pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --out jobs/table-16 --seeds 300,301,302,303,304,305,306,307,308,309':
+    { skip: "the five-arm table on the demo's current recipe, ten seeds, hours on 2 cores" },
+  'BENCH_BUDGET=table pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --out jobs/table-16 --seeds 300,301,302,303,304,305,306,307,308,309 --summary-only':
+    { skip: 'summarizes the committed jobs of the WebShop table run, which has not been run yet' },
   'BENCH_SMOKE=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench': {
     skip: "the smoke run of all five seeds; the package's own test runs it on seed 0",
   },
@@ -302,8 +306,8 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm docs:config': {
     skip: 'rewrites docs/config-reference.md; test/config-reference.test.ts generates the same text and compares it with the committed file',
   },
-  ...presetRunEntries('webshop-cpu', 40, 'WebShop'),
-  ...presetRunEntries('search-cpu', 200, 'search-QA'),
+  ...presetRunEntries('webshop-cpu', 20, 'WebShop'),
+  ...presetRunEntries('search-cpu', 800, 'search-QA'),
   ...tarballInstallEntries(),
 };
 
