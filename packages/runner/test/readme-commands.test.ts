@@ -140,6 +140,10 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     {
       skip: 'summarizes the committed jobs of the table run (the package test reads the same files)',
     },
+  'BENCH_SET=iterations=8,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out jobs/table-8 --seeds 100,101,102,103,104,105,106,107,108,109':
+    { skip: 'the five-arm table on ten seeds at 8 iterations, hours on 2 cores' },
+  'BENCH_SET=iterations=8,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out jobs/table-8 --seeds 100,101,102,103,104,105,106,107,108,109 --summary-only':
+    { skip: 'summarizes the committed jobs of the 8-iteration table run' },
   'pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --arms grpo,gigpo-mean_norm': {
     skip: 'two arms of the WebShop benchmark, tens of minutes on 2 cores',
   },
