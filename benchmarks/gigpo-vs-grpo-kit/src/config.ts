@@ -23,7 +23,7 @@ export interface BenchBudget extends Omit<DemoBudgetBase, 'name'> {
 /** The full budget of a benchmark built on a demo's budget `D` with its own fields `E`. */
 export type BenchBudgetOf<D, E> = Omit<D, 'name'> & E & { readonly invalidActionPenalty: number };
 
-/** The RL iterations of a `table` budget ({@link tableBudget}): those of the ALFWorld table run. */
+/** The RL iterations of a `table` budget ({@link tableBudget}) unless it names others. */
 export const TABLE_ITERATIONS = 16;
 
 /**
