@@ -1,4 +1,4 @@
-import { ALFWORLD_TASK_TYPES } from '@agentrl/env-alfworld';
+import { ALFWORLD_TASK_TYPES, TINY_HOUSEHOLD } from '@agentrl/env-alfworld';
 import { FULL_BUDGET as MAIN_JOB_BUDGET } from '@agentrl/example-alfworld-gigpo';
 import {
   FINAL_EVAL_EPISODES,
@@ -7,7 +7,24 @@ import {
   warmRecipe,
 } from '@agentrl-bench/gigpo-vs-grpo-kit';
 import { describe, expect, it } from 'vitest';
-import { ALFWORLD, FULL_BUDGET, PAPER_TABLE_1, TASK_TYPES } from './config.ts';
+import {
+  ALFWORLD,
+  type AlfworldBenchBudget,
+  FULL_BUDGET,
+  householdOf,
+  PAPER_TABLE_1,
+  REGIME,
+  REGIME_BUDGET,
+  TASK_TYPES,
+} from './config.ts';
+
+/** Receptacles the agent can go to at the start of game `seed` of `budget`'s training env. */
+async function receptaclesAt(budget: AlfworldBenchBudget, seed: number): Promise<number> {
+  const env = await ALFWORLD.trainEnv(budget, 0).create();
+  const { observation } = await env.reset({ seed });
+  await env.close();
+  return (observation.admissibleActions ?? []).filter((a: string) => a.startsWith('go to ')).length;
+}
 
 describe('the ALFWorld benchmark budget', () => {
   it("trains with the main job's recipe, validating on fewer games, five times", () => {
@@ -36,7 +53,7 @@ describe('the ALFWorld benchmark budget', () => {
   it('has no table budget: BENCH_BUDGET=table is refused, naming the budgets it has', () => {
     expect(ALFWORLD.budgets.table).toBeUndefined();
     expect(() => resolveBench(ALFWORLD, { BENCH_BUDGET: 'table' })).toThrow(
-      'BENCH_BUDGET=table: the benchmark on generated ALFWorld households has no table budget (its budgets: full, long, smoke)',
+      'BENCH_BUDGET=table: the benchmark on generated ALFWorld households has no table budget (its budgets: full, long, regime, smoke)',
     );
   });
 
@@ -53,5 +70,73 @@ describe('the ALFWorld benchmark budget', () => {
     expect(ALFWORLD.successLabel).toBe('All');
     expect(Object.keys(PAPER_TABLE_1.rows)).toEqual(TABLE_1_ARMS);
     expect(ALFWORLD.arms).toBeUndefined();
+  });
+
+  it("runs the regime budget in bigger households and longer episodes, from its own warm start, on the table's length", () => {
+    const {
+      maxTurns,
+      storageReceptacles,
+      distractors,
+      iterations,
+      valEvery,
+      valEpisodes,
+      ...rest
+    } = REGIME_BUDGET;
+    expect({ storageReceptacles, distractors, maxTurns }).toEqual(REGIME);
+    expect([iterations, valEvery, valEpisodes]).toEqual([8, 4, 96]);
+    // Everything else is the full budget's (the main job's recipe).
+    const { maxTurns: _t, iterations: _i, valEvery: _e, valEpisodes: _v, ...full } = FULL_BUDGET;
+    expect(rest).toEqual(full);
+    expect(resolveBench(ALFWORLD, { BENCH_BUDGET: 'regime' }).budget).toBe(REGIME_BUDGET);
+    expect(
+      resolveBench(ALFWORLD, { BENCH_BUDGET: 'regime', BENCH_SET: 'storageReceptacles=4' }).budget,
+    ).toEqual({ ...REGIME_BUDGET, storageReceptacles: 4 });
+    // Its warm start records the households; the main job's budgets record none, as before.
+    expect(warmRecipe(REGIME_BUDGET, ALFWORLD.warmFields)).toMatchObject(REGIME);
+    expect(Object.keys(warmRecipe(FULL_BUDGET, ALFWORLD.warmFields))).not.toContain(
+      'storageReceptacles',
+    );
+    expect(Object.keys(FULL_BUDGET)).not.toContain('distractors');
+    expect(householdOf(FULL_BUDGET)).toEqual(TINY_HOUSEHOLD);
+    expect(householdOf(REGIME_BUDGET)).toEqual({
+      ...TINY_HOUSEHOLD,
+      storageReceptacles: 6,
+      distractors: 4,
+    });
+    expect(ALFWORLD.workloadFor?.(FULL_BUDGET)).toBe(ALFWORLD.workload);
+    expect(ALFWORLD.workloadFor?.(REGIME_BUDGET)).toBe(
+      'generated ALFWorld households (6 storage receptacles, 4 distractors, 30 steps), 96 held-out games (seed + 1000)',
+    );
+  });
+
+  it("plays the regime's households: more receptacles to visit on the same seeds, and the expert still wins them", async () => {
+    let tiny = 0;
+    let regime = 0;
+    for (let seed = 0; seed < 10; seed++) {
+      tiny += await receptaclesAt(FULL_BUDGET, seed);
+      regime += await receptaclesAt(REGIME_BUDGET, seed);
+    }
+    // Four more storage receptacles a household (those the task needs come on top of both).
+    expect(regime - tiny).toBe(10 * 4);
+    const spec = ALFWORLD.trainEnv(REGIME_BUDGET, 0);
+    const env = await spec.create();
+    let wins = 0;
+    for (let seed = 0; seed < 10; seed++) {
+      const expert = ALFWORLD.expert();
+      let { observation } = await env.reset({ seed });
+      for (let stepIndex = 0; stepIndex < REGIME_BUDGET.maxTurns; stepIndex++) {
+        const action = await expert({ current: observation, stepIndex } as Parameters<
+          typeof expert
+        >[0]);
+        const step = await env.step(action);
+        observation = step.observation;
+        if (step.terminated) {
+          if (step.reward > 0) wins++;
+          break;
+        }
+      }
+    }
+    await env.close();
+    expect(wins).toBe(10);
   });
 });

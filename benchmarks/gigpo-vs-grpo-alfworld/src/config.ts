@@ -5,7 +5,12 @@
  * the summary are the kit's (`@agentrl-bench/gigpo-vs-grpo-kit`); the summary counts wins per
  * task type, the columns of the paper's Table 1.
  */
-import { ALFWORLD_TASK_TYPES, type AlfworldTaskType } from '@agentrl/env-alfworld';
+import {
+  ALFWORLD_TASK_TYPES,
+  type AlfworldGeneratorOptions,
+  type AlfworldTaskType,
+  TINY_HOUSEHOLD,
+} from '@agentrl/env-alfworld';
 import {
   createTinyAgent,
   envSpec,
@@ -19,19 +24,76 @@ import {
   benchBudgets,
   type PaperReference,
   resolveBench,
+  tableBudget,
 } from '@agentrl-bench/gigpo-vs-grpo-kit';
 
-/**
- * The budgets: the main job's recipe (decoder, warm start, RL, temperatures, turn limit) with its
- * per-turn token budget of 12, validated on 96 held-out games five times (every quarter of the iterations); the smoke run
- * with the demo kit's smoke sizes, 24 demonstration games and 10 turns (the kit's `benchBudgets`).
- */
-export const BUDGETS = benchBudgets(
+/** The household fields a budget may set (unset: the main job's {@link TINY_HOUSEHOLD}). */
+interface HouseholdFields {
+  /** Storage receptacles besides those the task needs (the generator's `storageReceptacles`). */
+  readonly storageReceptacles?: number;
+  /** Distractor objects (the generator's `distractors`). */
+  readonly distractors?: number;
+}
+
+const FULL_FIELDS = benchBudgets(
   MAIN_JOB_BUDGET,
   { maxNewTokens: 12 },
   { demoEpisodes: 24, maxTurns: 10 },
 );
+
+/** A budget of this benchmark: the kit's fields over the main job's, and the household's size. */
+export type AlfworldBenchBudget = typeof FULL_FIELDS.full & HouseholdFields;
+
+/**
+ * The regime where credit assignment should matter more than in the main job's short episodes:
+ * six storage receptacles and four distractors instead of two and one (an expert win takes 8.4
+ * steps instead of 7.3, a prompt about 100 words instead of 76: 100 generated games each) and
+ * 30 steps instead of 15, so a policy that has not learnt where things are wanders further, and
+ * revisits more states, before it is cut off. Nearer the paper's 50-step episodes in real rooms
+ * (its households have 4 to 38 storage receptacles and 20 to 52 distractors), as far as a
+ * two-core machine allows.
+ */
+export const REGIME: Required<HouseholdFields> & { readonly maxTurns: number } = {
+  storageReceptacles: 6,
+  distractors: 4,
+  maxTurns: 30,
+};
+
+/**
+ * The budgets: the main job's recipe (decoder, warm start, RL, temperatures, turn limit) with its
+ * per-turn token budget of 12, validated on 96 held-out games five times (every quarter of the
+ * iterations); the smoke run with the demo kit's smoke sizes, 24 demonstration games and 10 turns
+ * (the kit's `benchBudgets`); and `regime` (`BENCH_BUDGET=regime`): the same recipe in
+ * {@link REGIME}'s households and horizon, with 8 RL iterations validated every 4, the length the
+ * five-arm table runs at. `full`, `smoke` and `long` set no household field, so their recorded
+ * budgets, and the committed jobs that resume on them, are unchanged.
+ */
+export const BUDGETS: {
+  readonly full: AlfworldBenchBudget;
+  readonly smoke: AlfworldBenchBudget;
+  readonly long: AlfworldBenchBudget;
+  readonly regime: AlfworldBenchBudget;
+} = {
+  ...FULL_FIELDS,
+  regime: tableBudget(MAIN_JOB_BUDGET, { maxNewTokens: 12, ...REGIME, valEvery: 4 }, 8),
+};
 export const FULL_BUDGET = BUDGETS.full;
+export const REGIME_BUDGET = BUDGETS.regime;
+
+/** The generator settings of `budget`'s households: the main job's, resized where it says. */
+export function householdOf(budget: AlfworldBenchBudget): AlfworldGeneratorOptions {
+  return {
+    ...TINY_HOUSEHOLD,
+    ...(budget.storageReceptacles === undefined
+      ? {}
+      : { storageReceptacles: budget.storageReceptacles }),
+    ...(budget.distractors === undefined ? {} : { distractors: budget.distractors }),
+  };
+}
+
+/** The workload line of the main job's households. */
+const TINY_WORKLOAD =
+  'generated tiny ALFWorld households (TINY_HOUSEHOLD, 15 steps), 96 held-out games (seed + 1000)';
 
 /** The paper's column names of the six task types (Table 1 of Feng et al. 2025). */
 const TASK_TYPE_LABELS: Readonly<Record<AlfworldTaskType, string>> = {
@@ -66,16 +128,21 @@ export const PAPER_TABLE_1: PaperReference = {
 };
 
 /** The benchmark: generated households, the main job's tiny agent, prompt and expert. */
-export const ALFWORLD: Benchmark<typeof FULL_BUDGET> = {
-  workload:
-    'generated tiny ALFWorld households (TINY_HOUSEHOLD, 15 steps), 96 held-out games (seed + 1000)',
+export const ALFWORLD: Benchmark<AlfworldBenchBudget> = {
+  workload: TINY_WORKLOAD,
+  workloadFor: (budget) =>
+    budget.storageReceptacles === undefined && budget.distractors === undefined
+      ? TINY_WORKLOAD
+      : `generated ALFWorld households (${householdOf(budget).storageReceptacles} storage receptacles, ${householdOf(budget).distractors} distractors, ${budget.maxTurns} steps), ${budget.valEpisodes} held-out games (seed + 1000)`,
   subject: 'generated ALFWorld households',
   budgets: BUDGETS,
+  // A warm start depends on the households it learnt from (unset on the main job's budgets).
+  warmFields: ['storageReceptacles', 'distractors'],
   taskTypes: TASK_TYPES,
   successLabel: 'All',
   paper: PAPER_TABLE_1,
-  agent: (budget, seed) => createTinyAgent(budget, seed),
-  trainEnv: (budget) => envSpec(budget.maxTurns),
+  agent: (budget, seed) => createTinyAgent(budget, seed, householdOf(budget)),
+  trainEnv: (budget) => envSpec(budget.maxTurns, householdOf(budget)),
   expert: expertPolicy,
   formatResponse: expertResponse,
 };

@@ -141,9 +141,17 @@ export interface Benchmark<B extends BenchBudget = BenchBudget> {
   readonly subject: string;
   /**
    * The budgets `full` (default), `smoke` (`BENCH_SMOKE=1`), `long` (`BENCH_BUDGET=long`) and,
-   * where the benchmark has one, `table` (`BENCH_BUDGET=table`; see {@link tableBudget}).
+   * where the benchmark has them, `table` (`BENCH_BUDGET=table`; see {@link tableBudget}) and
+   * `regime` (`BENCH_BUDGET=regime`: the table's recipe where credit assignment should matter
+   * more, e.g. longer horizons in bigger environments; the benchmark says which).
    */
-  readonly budgets: { readonly full: B; readonly smoke: B; readonly long: B; readonly table?: B };
+  readonly budgets: {
+    readonly full: B;
+    readonly smoke: B;
+    readonly long: B;
+    readonly table?: B;
+    readonly regime?: B;
+  };
   /**
    * Budget fields a warm start depends on beyond the decoder, demonstrations, SFT and turns (a
    * field a budget leaves unset is not recorded).
@@ -351,12 +359,13 @@ export const SEEDS: readonly number[] = [0, 1, 2, 3, 4];
 
 /**
  * Which budget a process runs: `smoke` (`BENCH_SMOKE=1`), `long` (`BENCH_BUDGET=long`), `table`
- * (`BENCH_BUDGET=table`, where the benchmark has one) or `full` (the default).
+ * and `regime` (`BENCH_BUDGET=table|regime`, where the benchmark has them) or `full` (the
+ * default).
  */
-export type BudgetName = 'smoke' | 'long' | 'full' | 'table';
+export type BudgetName = 'smoke' | 'long' | 'full' | 'table' | 'regime';
 
 /** The budget names `BENCH_BUDGET` takes. */
-export const BUDGET_NAMES: readonly BudgetName[] = ['full', 'long', 'table', 'smoke'];
+export const BUDGET_NAMES: readonly BudgetName[] = ['full', 'long', 'table', 'regime', 'smoke'];
 
 /**
  * The budget name the environment variables ask for: `smoke` when `BENCH_SMOKE=1` (whatever
@@ -415,6 +424,7 @@ export const FINAL_EVAL_EPISODES: Readonly<Record<BudgetName, number>> = {
   long: 480,
   full: 480,
   table: 480,
+  regime: 480,
 };
 
 /** A benchmark with the budget of this process resolved. */

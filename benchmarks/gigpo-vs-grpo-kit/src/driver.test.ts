@@ -84,7 +84,7 @@ describe('the budget of a process', () => {
       expect(() => budgetName({ BENCH_BUDGET: asked })).toThrow(ConfigError);
       expect(() => resolveBench(bench, { BENCH_BUDGET: asked })).toThrow(
         new RegExp(
-          `^BENCH_BUDGET=${asked}: no such budget.*\\(budgets: full, long, table, smoke; unset: full\\)$`,
+          `^BENCH_BUDGET=${asked}: no such budget.*\\(budgets: full, long, table, regime, smoke; unset: full\\)$`,
         ),
       );
     }
@@ -103,6 +103,19 @@ describe('the budget of a process', () => {
     expect(message).toBe(
       'BENCH_BUDGET=table: the benchmark on test has no table budget (its budgets: full, long, smoke)',
     );
+    expect(() => resolveBench(bench, { BENCH_BUDGET: 'regime' })).toThrow(
+      'BENCH_BUDGET=regime: the benchmark on test has no regime budget (its budgets: full, long, smoke)',
+    );
+  });
+
+  it("resolves a benchmark's regime budget, scored on 480 episodes, its jobs in runs/regime unless --out says where", () => {
+    const withRegime: typeof bench = {
+      ...bench,
+      budgets: { ...bench.budgets, regime: { ...budget(), maxTurns: 30 } },
+    };
+    const r = resolveBench(withRegime, { BENCH_BUDGET: 'regime', BENCH_SET: 'maxTurns=50' });
+    expect([r.budgetName, r.budget.maxTurns, r.finalEvalEpisodes]).toEqual(['regime', 50, 480]);
+    expect(parseDriverArgs([], r.budgetName).out).toBe(join(process.cwd(), 'runs', 'regime'));
   });
 
   it("resolves a benchmark's table budget: the demo's recipe with 16 iterations, validated every 4 on 96 episodes, scored on 480", () => {

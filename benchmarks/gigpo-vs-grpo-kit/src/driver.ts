@@ -5,8 +5,8 @@
  * per core); then `results.json` and `results.md` from the per-job JSON files, and an overlay
  * report of every run's curves. Flags: --arms A,B (default: every arm of the benchmark's `arms`,
  * or of the paper's Table 1 rows, that the runner trains, `defaultArms`), --out DIR (default
- * runs/<budget>: full, long with BENCH_BUDGET=long, table with BENCH_BUDGET=table, smoke with
- * BENCH_SMOKE=1), --parallel N,
+ * runs/<budget>: full, long with BENCH_BUDGET=long, table with BENCH_BUDGET=table, regime with
+ * BENCH_BUDGET=regime, smoke with BENCH_SMOKE=1), --parallel N,
  * --seeds 0,1,… (default the benchmark's `seeds`, or `SEEDS`), --summary-only.
  */
 import { spawn } from 'node:child_process';
@@ -324,7 +324,7 @@ export async function runBench<B extends BenchBudget>(
     throw new ConfigError(
       `${args.out}: no runs to summarize; run the bench first (without --summary-only)`,
     );
-  // A smoke or table run's summary, and that of a run given its own --out, stays in its output
+  // A smoke, table or regime run's summary, and that of a run given its own --out, stays in its output
   // folder (a table run's committed jobs and summary go where its --out names, e.g. jobs/table-16);
   // otherwise the committed results are the full and long runs': the long budget's go to long/
   // beside the full run's results.json and results.md.
@@ -333,6 +333,7 @@ export async function runBench<B extends BenchBudget>(
     : {
         smoke: args.out,
         table: args.out,
+        regime: args.out,
         long: join(paths.packageDir, 'long'),
         full: paths.packageDir,
       }[bench.budgetName];

@@ -10,6 +10,7 @@ import {
   createAlfworldEnv,
   HELP_TEXT,
   NOTHING_HAPPENS,
+  type AlfworldGeneratorOptions,
   TINY_HOUSEHOLD,
 } from '@agentrl/env-alfworld';
 import { createTinyPolicy, type ModelBudget } from '@agentrl/example-demo-kit';
@@ -25,10 +26,17 @@ export type { ModelBudget } from '@agentrl/example-demo-kit';
 /** Generated tiny households (2 storage receptacles, 1 distractor, all six task types). */
 export const GENERATED = { source: 'generated', generator: TINY_HOUSEHOLD } as const;
 
-/** The env spec of the main job: generated households, the paper's parser, the compact prompt. */
-export function envSpec(maxSteps: number): EnvSpec {
+/**
+ * The env spec of the main job: generated households, the paper's parser, the compact prompt.
+ * `household` changes the generator's settings (default {@link TINY_HOUSEHOLD}: the main job's).
+ */
+export function envSpec(
+  maxSteps: number,
+  household: AlfworldGeneratorOptions = TINY_HOUSEHOLD,
+): EnvSpec {
   return {
-    create: (): TextEnv => createAlfworldEnv({ ...GENERATED, maxSteps }),
+    create: (): TextEnv =>
+      createAlfworldEnv({ source: 'generated', generator: household, maxSteps }),
     parser: alfworldParser,
     prompt: compactPrompt,
   };
@@ -36,10 +44,14 @@ export function envSpec(maxSteps: number): EnvSpec {
 
 /**
  * The vocabulary's corpus: expert episodes on seeds 900000+ (independent of the run seed) and
- * every admissible command of the households seen.
+ * every admissible command of the households seen (generated with `household`'s settings).
  */
-export async function vocabularyCorpus(episodes: number, maxSteps: number): Promise<string[]> {
-  const env = createAlfworldEnv({ ...GENERATED, maxSteps });
+export async function vocabularyCorpus(
+  episodes: number,
+  maxSteps: number,
+  household: AlfworldGeneratorOptions = TINY_HOUSEHOLD,
+): Promise<string[]> {
+  const env = createAlfworldEnv({ source: 'generated', generator: household, maxSteps });
   const corpus = [NOTHING_HAPPENS, HELP_TEXT, 'task : prev : now : actions : > |'];
   for (let seed = 0; seed < episodes; seed++) {
     let { observation } = await env.reset({ seed: 900_000 + seed });
@@ -68,10 +80,17 @@ export interface TinyAgent {
 /**
  * The word-level tokenizer, a fresh seeded Qwen2-architecture decoder (tied head, SwiGLU 3×) and
  * its trainable policy: AdamW, PPO clip 0.2, dual clip 3, no KL, no entropy bonus (the recipe a
- * PyTorch prototype of this CPU set-up trained with).
+ * PyTorch prototype of this CPU set-up trained with). The vocabulary is read from households
+ * generated with `household`'s settings (default the main job's tiny ones).
  */
-export async function createTinyAgent(budget: ModelBudget, seed: number): Promise<TinyAgent> {
-  const tokenizer = WordTokenizer.fromCorpus(await vocabularyCorpus(200, budget.maxTurns));
+export async function createTinyAgent(
+  budget: ModelBudget,
+  seed: number,
+  household: AlfworldGeneratorOptions = TINY_HOUSEHOLD,
+): Promise<TinyAgent> {
+  const tokenizer = WordTokenizer.fromCorpus(
+    await vocabularyCorpus(200, budget.maxTurns, household),
+  );
   const { model, policy } = await createTinyPolicy(tokenizer, budget, seed, 512);
   return { tokenizer, model, policy };
 }
