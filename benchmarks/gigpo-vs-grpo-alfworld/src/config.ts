@@ -129,8 +129,7 @@ export const PAPER_TABLE_1: PaperReference = {
 
 /** The benchmark: generated households, the main job's tiny agent, prompt and expert. */
 export const ALFWORLD: Benchmark<AlfworldBenchBudget> = {
-  workload: TINY_WORKLOAD,
-  workloadFor: (budget) =>
+  workload: (budget) =>
     budget.storageReceptacles === undefined && budget.distractors === undefined
       ? TINY_WORKLOAD
       : `generated ALFWorld households (${householdOf(budget).storageReceptacles} storage receptacles, ${householdOf(budget).distractors} distractors, ${budget.maxTurns} steps), ${budget.valEpisodes} held-out games (seed + 1000)`,

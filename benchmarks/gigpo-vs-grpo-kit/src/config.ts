@@ -133,10 +133,8 @@ export interface PaperReference {
 
 /** One benchmark: what differs between the env packages; everything else is the kit's. */
 export interface Benchmark<B extends BenchBudget = BenchBudget> {
-  /** The workload in one line (results.json; `workloadFor` where the budget changes it). */
-  readonly workload: string;
-  /** The workload in one line for the run's budget (absent: `workload`). */
-  workloadFor?(budget: B): string;
+  /** The workload of a run on `budget` in one line (results.json, results.md). */
+  workload(budget: B): string;
   /** What the overlay report's title names, e.g. `generated ALFWorld households`. */
   readonly subject: string;
   /**
@@ -459,11 +457,6 @@ export function resolveBench<B extends BenchBudget>(
     budget: withOverrides(budget, env.BENCH_SET),
     finalEvalEpisodes: FINAL_EVAL_EPISODES[name],
   };
-}
-
-/** The workload line of `bench` for `budget` (`Benchmark.workloadFor`, else `workload`). */
-export function workloadOf<B extends BenchBudget>(bench: Benchmark<B>, budget: B): string {
-  return bench.workloadFor?.(budget) ?? bench.workload;
 }
 
 /** A warm start's recipe: budget fields by name (numbers, or a benchmark's other values). */

@@ -20,7 +20,6 @@ import {
   tableBudget,
   warmRecipe,
   withOverrides,
-  workloadOf,
 } from './config.ts';
 import {
   alreadyDone,
@@ -55,7 +54,7 @@ type Budget = ReturnType<typeof budget>;
 
 /** The parts of a benchmark the budget resolution reads; the env parts are never called here. */
 const bench = {
-  workload: 'test',
+  workload: () => 'test',
   subject: 'test',
   budgets: {
     full: budget(),
@@ -135,13 +134,13 @@ describe('the budget of a process', () => {
     const withTable = {
       ...bench,
       budgets: { ...bench.budgets, table: { ...budget(), iterations: 16, catalogue: 500 } },
-      workloadFor: (b: Budget) => `${b.catalogue} products`,
+      workload: (b: Budget) => `${b.catalogue} products`,
     } as unknown as Benchmark<Budget>;
     const r = resolveBench(withTable, { BENCH_BUDGET: 'table' });
     expect([r.budgetName, r.budget.catalogue, r.finalEvalEpisodes]).toEqual(['table', 500, 480]);
     expect(FINAL_EVAL_EPISODES.table).toBe(FINAL_EVAL_EPISODES.full);
-    expect(workloadOf(withTable, r.budget)).toBe('500 products');
-    expect(workloadOf(bench, r.budget)).toBe('test');
+    expect(withTable.workload(r.budget)).toBe('500 products');
+    expect(bench.workload(r.budget)).toBe('test');
     expect(resolveBench(withTable, {}).budget.catalogue).toBe(1000);
     // Its jobs go to runs/table unless --out says where.
     expect(parseDriverArgs([], r.budgetName).out).toBe(join(process.cwd(), 'runs', 'table'));

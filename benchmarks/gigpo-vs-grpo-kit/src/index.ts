@@ -37,7 +37,6 @@ export {
   type WarmRecipe,
   warmRecipe,
   withOverrides,
-  workloadOf,
 } from './config.ts';
 export {
   alreadyDone,

@@ -1,7 +1,7 @@
 /** Writes a benchmark's summary: `results.json` (the data) and `results.md` (the README's tables). */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type BenchBudget, type ResolvedBench, workloadOf } from './config.ts';
+import type { BenchBudget, ResolvedBench } from './config.ts';
 import { summaryMarkdown } from './markdown.ts';
 import { type BenchSummary, readSummary } from './summarize.ts';
 
@@ -15,7 +15,7 @@ export async function summarize<B extends BenchBudget>(
 ): Promise<{ summary: BenchSummary; markdown: string }> {
   const spec = {
     ...resolved.bench,
-    workload: workloadOf(resolved.bench, resolved.budget),
+    workload: resolved.bench.workload(resolved.budget),
     budget: resolved.budget,
     finalEvalEpisodes: resolved.finalEvalEpisodes,
   };

@@ -537,7 +537,7 @@ export interface SummarySpec
     Benchmark,
     'metrics' | 'heldOutNoun' | 'taskTypes' | 'successLabel' | 'paper' | 'paperTable'
   > {
-  /** The workload in one line, for the run's budget (`workloadOf`). */
+  /** The workload in one line, for the run's budget (`Benchmark.workload`). */
   readonly workload: string;
   readonly budget: BenchBudget;
   readonly finalEvalEpisodes: number;

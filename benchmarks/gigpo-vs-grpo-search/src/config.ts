@@ -84,7 +84,7 @@ export const PAPER_SEARCH_QA: PaperReference = {
 
 /** The benchmark: the seed's generated knowledge base, the demo's tiny agent, compact prompt and expert. */
 export const SEARCH: Benchmark<typeof FULL_BUDGET> = {
-  workload:
+  workload: () =>
     'a generated search-QA knowledge base per seed (320 people, 64 towns, BM25, top-1 passage, 4 turns); every training question for demonstrations and RL, held-out question g for held-out episode g (96 for the validations, 480 for the final evaluation)',
   subject: 'a generated search-QA knowledge base',
   heldOutNoun: 'questions',

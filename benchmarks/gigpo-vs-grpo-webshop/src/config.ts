@@ -155,9 +155,7 @@ export const PAPER_TABLE_1: PaperReference = {
  * plays test goal g.
  */
 export const WEBSHOP: Benchmark<WebshopBenchBudget> = {
-  workload:
-    'a generated WebShop catalogue per seed (15 steps); train split for demonstrations and RL, 96 held-out test-split goals for the validations (episode g plays goal g)',
-  workloadFor: (b) =>
+  workload: (b) =>
     `a generated WebShop catalogue per seed (${b.catalogue.toLocaleString('en')} products${optionsText(b)}, ${b.maxTurns} steps); train split for demonstrations and RL, ${b.valEpisodes} held-out test-split goals for the validations (episode g plays goal g)`,
   subject: 'a generated WebShop catalogue',
   heldOutNoun: 'goals',
