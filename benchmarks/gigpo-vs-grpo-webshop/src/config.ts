@@ -54,6 +54,27 @@ export const BENCH_RECIPE: {
 };
 
 /**
+ * The fields of the `table` budget pinned to the demo's recipe as the table's seeds start on it
+ * (2026-12-02: 500 products with one or two option groups of two to four values, a warm start on
+ * 1,200 expert goals for 720 steps), so that its finished jobs keep resuming when the demo's
+ * recipe moves (the driver keeps a job only when its budget is unchanged). The table's other
+ * fields (decoder, learning rates, groups, temperatures, limits) still come from the demo.
+ */
+export const TABLE_RECIPE: {
+  readonly catalogue: number;
+  readonly optionGroups: readonly [number, number];
+  readonly optionValues: readonly [number, number];
+  readonly demoEpisodes: number;
+  readonly sftSteps: number;
+} = {
+  catalogue: 500,
+  optionGroups: [1, 2],
+  optionValues: [2, 4],
+  demoEpisodes: 1200,
+  sftSteps: 720,
+};
+
+/**
  * The demo's budget without its catalogue's option ranges: the benchmark's seeds ran on the
  * generator's default catalogue (about 1.1 goals per product), before the demo widened them.
  */
@@ -85,14 +106,13 @@ export type WebshopBenchBudget = BenchBudgetOf<typeof DEMO_FIELDS, typeof BENCH_
  * limits) with {@link BENCH_RECIPE}'s warm start and RL length, the generator's default options and
  * the pinned results layout, validated on 96 held-out goals five times; the smoke run on a
  * 60-product catalogue with the demo's smoke sizes; `long` (the kit's `benchBudgets`); and
- * `table` (`BENCH_BUDGET=table`, the kit's `tableBudget`), the demo's current `FULL_BUDGET` as it
- * is (its catalogue size and option ranges, expert goals, SFT steps, temperatures, decoder and
- * limits) with 16 RL iterations validated every 4 on 96 held-out goals, and the env's default
+ * `table` (`BENCH_BUDGET=table`, the kit's `tableBudget`), the demo's `FULL_BUDGET` with
+ * {@link TABLE_RECIPE}'s catalogue and warm start (its temperatures, decoder and limits as the
+ * demo has them) and 16 RL iterations validated every 4 on 96 held-out goals, and the env's default
  * results layout, `title $price asin`, the demo's own prompt: its `gigpo-mean_std_norm` arm
  * trains as `pnpm --filter @agentrl/example-webshop-gigpo start --set iterations=16` does, but
  * for the validations (96 goals every 4 iterations instead of the demo's own) and the one thread
- * per job. Being imported, it follows the demo's recipe; pin its fields here once a table run has
- * started, as {@link BENCH_RECIPE} does for `full`, so the run's finished jobs keep resuming.
+ * per job.
  */
 export const BUDGETS: {
   readonly full: WebshopBenchBudget;
@@ -101,7 +121,10 @@ export const BUDGETS: {
   readonly table: WebshopBenchBudget;
 } = {
   ...benchBudgets(DEMO_FIELDS, BENCH_RECIPE, { catalogue: 60, maxTurns: 4 }),
-  table: tableBudget(DEMO_BUDGET, { resultsLayout: 'title-first' as const }),
+  table: tableBudget(
+    { ...DEMO_BUDGET, ...TABLE_RECIPE },
+    { resultsLayout: 'title-first' as const },
+  ),
 };
 export const FULL_BUDGET = BUDGETS.full;
 export const TABLE_BUDGET = BUDGETS.table;
