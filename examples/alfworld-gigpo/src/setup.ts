@@ -6,11 +6,11 @@
 import type { TextEnv } from '@agentrl/core';
 import {
   AlfworldExpert,
+  type AlfworldGeneratorOptions,
   alfworldParser,
   createAlfworldEnv,
   HELP_TEXT,
   NOTHING_HAPPENS,
-  type AlfworldGeneratorOptions,
   TINY_HOUSEHOLD,
 } from '@agentrl/env-alfworld';
 import { createTinyPolicy, type ModelBudget } from '@agentrl/example-demo-kit';
