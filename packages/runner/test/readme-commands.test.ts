@@ -144,11 +144,11 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     { skip: 'the five-arm table on ten seeds at 8 iterations, hours on 2 cores' },
   'BENCH_SET=iterations=8,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out jobs/table-8 --seeds 100,101,102,103,104,105,106,107,108,109 --summary-only':
     { skip: 'summarizes the committed jobs of the 8-iteration table run' },
-  'BENCH_BUDGET=regime pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_std_norm --out runs/regime-search/r6-d4-t30 --seeds 90,91,92':
+  'BENCH_BUDGET=regime pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_std_norm --out jobs/regime-search/r6-d4-t30 --seeds 90,91,92':
     {
       skip: 'one setting of the regime search, two arms on three seeds, an hour or more on 2 cores',
     },
-  'BENCH_BUDGET=regime BENCH_SET=storageReceptacles=4,distractors=3,maxTurns=30 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_std_norm --out runs/regime-search/r4-d3-t30 --seeds 90,91,92':
+  'BENCH_BUDGET=regime BENCH_SET=storageReceptacles=4,distractors=3,maxTurns=30 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_std_norm --out jobs/regime-search/r4-d3-t30 --seeds 90,91,92':
     { skip: 'another setting of the regime search, as long as the one before' },
   'pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --arms grpo,gigpo-mean_norm': {
     skip: 'two arms of the WebShop benchmark, tens of minutes on 2 cores',
