@@ -84,10 +84,8 @@ export const REGIME_BUDGET = BUDGETS.regime;
 export function householdOf(budget: AlfworldBenchBudget): AlfworldGeneratorOptions {
   return {
     ...TINY_HOUSEHOLD,
-    ...(budget.storageReceptacles === undefined
-      ? {}
-      : { storageReceptacles: budget.storageReceptacles }),
-    ...(budget.distractors === undefined ? {} : { distractors: budget.distractors }),
+    storageReceptacles: budget.storageReceptacles ?? TINY_HOUSEHOLD.storageReceptacles,
+    distractors: budget.distractors ?? TINY_HOUSEHOLD.distractors,
   };
 }
 
@@ -129,10 +127,12 @@ export const PAPER_TABLE_1: PaperReference = {
 
 /** The benchmark: generated households, the main job's tiny agent, prompt and expert. */
 export const ALFWORLD: Benchmark<AlfworldBenchBudget> = {
-  workload: (budget) =>
-    budget.storageReceptacles === undefined && budget.distractors === undefined
-      ? TINY_WORKLOAD
-      : `generated ALFWorld households (${householdOf(budget).storageReceptacles} storage receptacles, ${householdOf(budget).distractors} distractors, ${budget.maxTurns} steps), ${budget.valEpisodes} held-out games (seed + 1000)`,
+  workload: (budget) => {
+    if (budget.storageReceptacles === undefined && budget.distractors === undefined)
+      return TINY_WORKLOAD;
+    const { storageReceptacles, distractors } = householdOf(budget);
+    return `generated ALFWorld households (${storageReceptacles} storage receptacles, ${distractors} distractors, ${budget.maxTurns} steps), ${budget.valEpisodes} held-out games (seed + 1000)`;
+  },
   subject: 'generated ALFWorld households',
   budgets: BUDGETS,
   // A warm start depends on the households it learnt from (unset on the main job's budgets).

@@ -23,8 +23,13 @@ import { WordTokenizer } from './word-tokenizer.ts';
 /** Model and optimiser settings of a run (the kit's). */
 export type { ModelBudget } from '@agentrl/example-demo-kit';
 
+/** The env's source of generated households with `household`'s generator settings. */
+function generated(household: AlfworldGeneratorOptions) {
+  return { source: 'generated', generator: household } as const;
+}
+
 /** Generated tiny households (2 storage receptacles, 1 distractor, all six task types). */
-export const GENERATED = { source: 'generated', generator: TINY_HOUSEHOLD } as const;
+export const GENERATED = generated(TINY_HOUSEHOLD);
 
 /**
  * The env spec of the main job: generated households, the paper's parser, the compact prompt.
@@ -35,8 +40,7 @@ export function envSpec(
   household: AlfworldGeneratorOptions = TINY_HOUSEHOLD,
 ): EnvSpec {
   return {
-    create: (): TextEnv =>
-      createAlfworldEnv({ source: 'generated', generator: household, maxSteps }),
+    create: (): TextEnv => createAlfworldEnv({ ...generated(household), maxSteps }),
     parser: alfworldParser,
     prompt: compactPrompt,
   };
@@ -51,7 +55,7 @@ export async function vocabularyCorpus(
   maxSteps: number,
   household: AlfworldGeneratorOptions = TINY_HOUSEHOLD,
 ): Promise<string[]> {
-  const env = createAlfworldEnv({ source: 'generated', generator: household, maxSteps });
+  const env = createAlfworldEnv({ ...generated(household), maxSteps });
   const corpus = [NOTHING_HAPPENS, HELP_TEXT, 'task : prev : now : actions : > |'];
   for (let seed = 0; seed < episodes; seed++) {
     let { observation } = await env.reset({ seed: 900_000 + seed });
