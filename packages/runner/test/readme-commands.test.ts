@@ -160,7 +160,9 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     skip: 'reads runs/full, which only a full benchmark run writes',
   },
   'BENCH_BUDGET=table BENCH_SET=iterations=8,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --out jobs/table-8 --seeds 300,301,302,303,304,305,306,307,308,309':
-    { skip: "the five-arm table on the demo's recipe at 8 iterations, ten seeds, hours on 2 cores" },
+    {
+      skip: "the five-arm table on the demo's recipe at 8 iterations, ten seeds, hours on 2 cores",
+    },
   'BENCH_BUDGET=table BENCH_SET=iterations=8,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --out jobs/table-8 --seeds 300,301,302,303,304,305,306,307,308,309 --summary-only':
     { skip: 'rewrites the committed summary of the WebShop table run from its jobs' },
   'BENCH_SMOKE=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench': {
