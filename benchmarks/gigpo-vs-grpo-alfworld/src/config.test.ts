@@ -1,7 +1,10 @@
+import { fileURLToPath } from 'node:url';
 import { ALFWORLD_TASK_TYPES, TINY_HOUSEHOLD } from '@agentrl/env-alfworld';
 import { FULL_BUDGET as MAIN_JOB_BUDGET } from '@agentrl/example-alfworld-gigpo';
 import {
+  comparableBudget,
   FINAL_EVAL_EPISODES,
+  jobsOffBudget,
   resolveBench,
   TABLE_1_ARMS,
   warmRecipe,
@@ -15,6 +18,7 @@ import {
   PAPER_TABLE_1,
   REGIME,
   REGIME_BUDGET,
+  TABLE_BUDGET,
   TASK_TYPES,
 } from './config.ts';
 
@@ -50,11 +54,24 @@ describe('the ALFWorld benchmark budget', () => {
     expect(warmRecipe(smoke)).not.toEqual(warmRecipe(FULL_BUDGET));
   });
 
-  it('has no table budget: BENCH_BUDGET=table is refused, naming the budgets it has', () => {
-    expect(ALFWORLD.budgets.table).toBeUndefined();
-    expect(() => resolveBench(ALFWORLD, { BENCH_BUDGET: 'table' })).toThrow(
-      'BENCH_BUDGET=table: the benchmark on generated ALFWorld households has no table budget (its budgets: full, long, regime, smoke)',
+  it("runs the table at 8 iterations validated every 4: the budget the committed table's seeds ran with as full + BENCH_SET, so they resume on it", () => {
+    const table = resolveBench(ALFWORLD, { BENCH_BUDGET: 'table' });
+    expect(table.budget).toBe(TABLE_BUDGET);
+    expect([TABLE_BUDGET.iterations, TABLE_BUDGET.valEvery, TABLE_BUDGET.valEpisodes]).toEqual([
+      8, 4, 96,
+    ]);
+    // The driver keeps a job whose recorded budget compares equal to the one it resolves.
+    const asRun = resolveBench(ALFWORLD, { BENCH_SET: 'iterations=8,valEvery=4' }).budget;
+    expect(comparableBudget(TABLE_BUDGET)).toBe(comparableBudget(asRun));
+    expect(warmRecipe(TABLE_BUDGET, ALFWORLD.warmFields)).toEqual(
+      warmRecipe(FULL_BUDGET, ALFWORLD.warmFields),
     );
+    expect(table.finalEvalEpisodes).toBe(FINAL_EVAL_EPISODES.full);
+    // Every committed job of the table and its replication resumes on it.
+    for (const folder of ['table-8', 'replication-8']) {
+      const jobs = fileURLToPath(new URL(`../jobs/${folder}`, import.meta.url));
+      expect(jobsOffBudget(jobs, TABLE_BUDGET), folder).toEqual([]);
+    }
   });
 
   it("counts the six task types as the paper's columns, and quotes the paper's row for every arm", () => {

@@ -63,21 +63,26 @@ export const REGIME: Required<HouseholdFields> & { readonly maxTurns: number } =
  * The budgets: the main job's recipe (decoder, warm start, RL, temperatures, turn limit) with its
  * per-turn token budget of 12, validated on 96 held-out games five times (every quarter of the
  * iterations); the smoke run with the demo kit's smoke sizes, 24 demonstration games and 10 turns
- * (the kit's `benchBudgets`); and `regime` (`BENCH_BUDGET=regime`): the same recipe in
- * {@link REGIME}'s households and horizon, with 8 RL iterations validated every 4, the length the
- * five-arm table runs at. `full`, `smoke` and `long` set no household field, so their recorded
- * budgets, and the committed jobs that resume on them, are unchanged.
+ * (the kit's `benchBudgets`); `table` (`BENCH_BUDGET=table`, the kit's `tableBudget`): the same
+ * recipe with the five-arm table's length, 8 RL iterations validated every 4 (the same budget as
+ * `full` with `BENCH_SET=iterations=8,valEvery=4`, which the committed table's first seeds were
+ * run with, so they resume on it); and `regime` (`BENCH_BUDGET=regime`): the table's budget in
+ * {@link REGIME}'s households and horizon. `full`, `smoke`, `long` and `table` set no household
+ * field, so their recorded budgets, and the committed jobs that resume on them, are unchanged.
  */
 export const BUDGETS: {
   readonly full: AlfworldBenchBudget;
   readonly smoke: AlfworldBenchBudget;
   readonly long: AlfworldBenchBudget;
+  readonly table: AlfworldBenchBudget;
   readonly regime: AlfworldBenchBudget;
 } = {
   ...FULL_FIELDS,
-  regime: tableBudget(MAIN_JOB_BUDGET, { maxNewTokens: 12, ...REGIME, valEvery: 4 }, 8),
+  table: tableBudget(MAIN_JOB_BUDGET, { maxNewTokens: 12 }),
+  regime: tableBudget(MAIN_JOB_BUDGET, { maxNewTokens: 12, ...REGIME }),
 };
 export const FULL_BUDGET = BUDGETS.full;
+export const TABLE_BUDGET = BUDGETS.table;
 export const REGIME_BUDGET = BUDGETS.regime;
 
 /** The generator settings of `budget`'s households: the main job's, resized where it says. */

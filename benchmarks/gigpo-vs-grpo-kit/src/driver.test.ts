@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { ConfigError } from '@agentrl/core';
 import { CPU_RECIPE } from '@agentrl/example-demo-kit';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -117,7 +117,7 @@ describe('the budget of a process', () => {
     expect(parseDriverArgs([], r.budgetName).out).toBe(join(process.cwd(), 'runs', 'regime'));
   });
 
-  it("resolves a benchmark's table budget: the demo's recipe with 16 iterations, validated every 4 on 96 episodes, scored on 480", () => {
+  it("resolves a benchmark's table budget: the demo's recipe with 8 iterations, validated every 4 on 96 episodes, scored on 480", () => {
     const demo = { ...budget({ iterations: 40, valEpisodes: 480, valEvery: 20 }), name: 'full' };
     const table = tableBudget(demo, { shape: [1, 2] as const });
     const { name: _name, iterations: _i, valEvery: _e, valEpisodes: _v, ...recipe } = demo;
@@ -129,8 +129,9 @@ describe('the budget of a process', () => {
       shape: [1, 2],
       invalidActionPenalty: 0,
     });
-    expect(TABLE_ITERATIONS).toBe(16);
-    expect(tableBudget(demo, {}, 32).valEvery).toBe(8);
+    expect(TABLE_ITERATIONS).toBe(8);
+    expect(tableBudget(demo, {}, 32).valEvery).toBe(16);
+    expect(tableBudget(demo, { valEvery: 2 }).valEvery).toBe(2);
     const withTable = {
       ...bench,
       budgets: { ...bench.budgets, table: { ...budget(), iterations: 16, catalogue: 500 } },
@@ -541,6 +542,19 @@ describe('the jobs', () => {
       summaryOnly: false,
     });
     expect(parseDriverArgs([], 'smoke').out).toMatch(/runs\/smoke$/);
+    const pooled = parseDriverArgs(
+      ['--summary-only', '--from', 'jobs/a,jobs/b', '--out', 'jobs/ab'],
+      'full',
+    );
+    expect(pooled.from.map((f) => relative(process.cwd(), f))).toEqual([
+      join('jobs', 'a'),
+      join('jobs', 'b'),
+    ]);
+    expect(relative(process.cwd(), pooled.out)).toBe(join('jobs', 'ab'));
+    expect(parseDriverArgs(['--out', 'jobs/ab'], 'full').from).toEqual([resolve('jobs/ab')]);
+    expect(() => parseDriverArgs(['--from', 'jobs/a'], 'full')).toThrow(
+      /--from jobs\/a: .*give it with --summary-only/,
+    );
     expect(() => parseDriverArgs(['--seeds', '0,a'], 'full')).toThrow(ConfigError);
     expect(() => parseDriverArgs(['--parallel', '0'], 'full')).toThrow(/--parallel 0/);
   });

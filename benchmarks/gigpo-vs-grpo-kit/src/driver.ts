@@ -7,7 +7,8 @@
  * or of the paper's Table 1 rows, that the runner trains, `defaultArms`), --out DIR (default
  * runs/<budget>: full, long with BENCH_BUDGET=long, table with BENCH_BUDGET=table, regime with
  * BENCH_BUDGET=regime, smoke with BENCH_SMOKE=1), --parallel N,
- * --seeds 0,1,… (default the benchmark's `seeds`, or `SEEDS`), --summary-only.
+ * --seeds 0,1,… (default the benchmark's `seeds`, or `SEEDS`), --summary-only, and with it
+ * --from A,B (summarize seeds run in other folders, e.g. a table and its replication, into --out).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -39,6 +40,7 @@ import {
   warmFile,
 } from './paths.ts';
 import { summarize } from './results.ts';
+import { seedFolders } from './summarize.ts';
 
 /** Where a benchmark's files are: its job script and the folder its committed results go to. */
 export interface BenchPaths {
@@ -53,6 +55,12 @@ export interface DriverArgs {
   /** The arms, in the order given (checked: known, registered, each once). */
   readonly arms: readonly string[];
   readonly out: string;
+  /**
+   * The output folders a `--summary-only` summary reads its seeds from (`--from A,B`: seeds run
+   * in separate folders, e.g. a table and its replication, summarized together into `out`);
+   * `[out]` unless given.
+   */
+  readonly from: readonly string[];
   /** Whether `--out` was given: the summary then stays in that folder (beside its jobs). */
   readonly outGiven: boolean;
   readonly parallel: number;
@@ -73,6 +81,7 @@ export function parseDriverArgs(
     args: dropArgsSeparator([...argv]),
     options: {
       arms: { type: 'string' },
+      from: { type: 'string' },
       out: { type: 'string' },
       parallel: { type: 'string' },
       seeds: { type: 'string' },
@@ -92,9 +101,22 @@ export function parseDriverArgs(
     throw new ConfigError(
       `--seeds ${String(values.seeds)}: give integers separated by commas, e.g. --seeds 0,1,2`,
     );
+  const out = resolve(values.out ?? `runs/${budgetName}`);
+  const from =
+    values.from === undefined
+      ? [out]
+      : values.from
+          .split(',')
+          .filter((f) => f !== '')
+          .map((f) => resolve(f));
+  if (values.from !== undefined && (values['summary-only'] !== true || from.length === 0))
+    throw new ConfigError(
+      `--from ${values.from}: summarizes seeds already run in other folders, so give it with --summary-only and at least one folder, e.g. --summary-only --from jobs/table-8,jobs/replication-8 --out jobs/pooled`,
+    );
   return {
     arms: parseArms(values.arms, defaults.arms),
-    out: resolve(values.out ?? `runs/${budgetName}`),
+    from,
+    out,
     outGiven: values.out !== undefined,
     parallel,
     seeds,
@@ -320,10 +342,11 @@ export async function runBench<B extends BenchBudget>(
     await mkdir(args.out, { recursive: true });
     await runJobs(bench, args, (job) => spawnJob(paths.jobScript, args.out, job, args.arms));
   }
-  if (!existsSync(args.out))
-    throw new ConfigError(
-      `${args.out}: no runs to summarize; run the bench first (without --summary-only)`,
-    );
+  for (const folder of args.from)
+    if (!existsSync(folder))
+      throw new ConfigError(
+        `${folder}: no runs to summarize; run the bench first (without --summary-only)`,
+      );
   // A smoke, table or regime run's summary, and that of a run given its own --out, stays in its output
   // folder (a table run's committed jobs and summary go where its --out names, e.g. jobs/table-16);
   // otherwise the committed results are the full and long runs': the long budget's go to long/
@@ -338,13 +361,14 @@ export async function runBench<B extends BenchBudget>(
         full: paths.packageDir,
       }[bench.budgetName];
   await mkdir(destination, { recursive: true });
-  const { markdown } = await summarize(bench, args.out, destination, args.seeds, args.arms);
+  const { markdown } = await summarize(bench, args.from, destination, args.seeds, args.arms);
+  const folderOf = seedFolders(args.from);
   process.stdout.write(`${markdown}\n`);
   // Every run's curves in one offline page, with each arm's mean ± 1 sd band over the seeds.
   const overlayRuns = args.seeds
     .flatMap((seed) =>
       args.arms.map((arm) => ({
-        dir: armRunDir(args.out, seed, arm),
+        dir: armRunDir(folderOf(seed), seed, arm),
         arm,
         label: `seed ${seed} ${arm}`,
       })),

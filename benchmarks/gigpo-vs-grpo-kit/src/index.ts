@@ -62,6 +62,7 @@ export {
   type ValidationPoint,
 } from './job.ts';
 export { summaryMarkdown } from './markdown.ts';
+export { jobsOffBudget } from './paths.ts';
 export { summarize } from './results.ts';
 export {
   type MeanInterval,
@@ -79,4 +80,5 @@ export {
   type ResultsTable,
   readSummary,
   type SummarySpec,
+  seedFolders,
 } from './summarize.ts';

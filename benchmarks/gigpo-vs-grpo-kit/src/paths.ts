@@ -4,9 +4,9 @@
  * and run folder), `seed-N/eval.json` (the final evaluation). The two-arm runs' file names
  * (`LEGACY_ARM_NAMES`) are read as the arms they were.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AlgorithmEntry, LEGACY_ARM_NAMES } from './config.ts';
+import { type AlgorithmEntry, comparableBudget, LEGACY_ARM_NAMES } from './config.ts';
 
 /** A seed's folder. */
 export const seedDir = (out: string, seed: number): string => join(out, `seed-${seed}`);
@@ -72,4 +72,20 @@ export function comparableAlgorithm(entry: AlgorithmEntry | undefined): string {
     Object.entries(entry.options).sort(([a], [b]) => (a < b ? -1 : 1)),
   );
   return JSON.stringify({ name: entry.name, options });
+}
+
+/**
+ * The job files of an output folder (`seed-N/<arm>.json`, `seed-N/eval.json`; none if the folder is
+ * not there) whose recorded budget is not `budget`: the jobs a run on `budget` would not keep.
+ * Empty when every committed job resumes on it.
+ */
+export function jobsOffBudget(out: string, budget: unknown): string[] {
+  if (!existsSync(out)) return [];
+  const wanted = comparableBudget(budget);
+  return readdirSync(out, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /^seed-\d+[\\/][^\\/]+\.json$/.test(f))
+    .filter((f) => {
+      const saved = JSON.parse(readFileSync(join(out, f), 'utf8')) as { budget?: unknown };
+      return comparableBudget(saved.budget) !== wanted;
+    });
 }

@@ -5,10 +5,13 @@ import type { BenchBudget, ResolvedBench } from './config.ts';
 import { summaryMarkdown } from './markdown.ts';
 import { type BenchSummary, readSummary } from './summarize.ts';
 
-/** Summarizes the runs of `seeds` and `arms` in `out` into `destination`/results.json and results.md. */
+/**
+ * Summarizes the runs of `seeds` and `arms` in `from` (one output folder, or several that do not
+ * share seeds) into `destination`/results.json and results.md.
+ */
 export async function summarize<B extends BenchBudget>(
   resolved: ResolvedBench<B>,
-  out: string,
+  from: string | readonly string[],
   destination: string,
   seeds: readonly number[],
   arms: readonly string[],
@@ -19,7 +22,7 @@ export async function summarize<B extends BenchBudget>(
     budget: resolved.budget,
     finalEvalEpisodes: resolved.finalEvalEpisodes,
   };
-  const summary = readSummary(spec, out, seeds, arms);
+  const summary = readSummary(spec, from, seeds, arms);
   await writeFile(join(destination, 'results.json'), `${JSON.stringify(summary, null, 2)}\n`);
   const markdown = summaryMarkdown(summary, spec);
   await writeFile(join(destination, 'results.md'), `${markdown}\n`);

@@ -298,6 +298,39 @@ describe('the benchmark summary', () => {
     expect(single).not.toContain('NaN');
   });
 
+  it('reads seeds run in separate folders (a table and its replication) as one run, and refuses a seed found twice', () => {
+    const first = join(root, 'pool-a');
+    const second = join(root, 'pool-b');
+    const seeds = { 0: 12, 1: 5, 2: -3 } as const;
+    for (const [seed, gain] of Object.entries(seeds))
+      writeSeed(Number(seed) < 2 ? first : second, Number(seed), N, {
+        warm: { wins: 100 },
+        'gigpo-mean_std_norm': { wins: 120 + gain },
+        grpo: { wins: 120 },
+      });
+    const pooled = readSummary(plain, [first, second], [0, 1, 2], two);
+    expect(pooled.records.map((r) => `${r.arm}/${r.seed}/${r.wins}`)).toEqual([
+      'gigpo-mean_std_norm/0/132',
+      'grpo/0/120',
+      'gigpo-mean_std_norm/1/125',
+      'grpo/1/120',
+      'gigpo-mean_std_norm/2/117',
+      'grpo/2/120',
+    ]);
+    // The same seeds in one folder summarize to the same table.
+    const together = join(root, 'pool-one');
+    for (const [seed, gain] of Object.entries(seeds))
+      writeSeed(together, Number(seed), N, {
+        warm: { wins: 100 },
+        'gigpo-mean_std_norm': { wins: 120 + gain },
+        grpo: { wins: 120 },
+      });
+    expect(pooled.table).toEqual(readSummary(plain, together, [0, 1, 2], two).table);
+    expect(() => readSummary(plain, [first, together], [0, 1, 2], two)).toThrow(
+      /seed 0 is in more than one folder/,
+    );
+  });
+
   it('names no paired table when the run has no GRPO arm', () => {
     const out = join(root, 'partial');
     const summary = readSummary(plain, out, [0, 2], ['gigpo-mean_std_norm']);

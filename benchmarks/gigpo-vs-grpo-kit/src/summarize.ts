@@ -5,6 +5,8 @@
  * arm's paired difference against GRPO; each job's wall and CPU seconds; curves as mean ± std
  * over seeds per arm, per-seed values, what RL adds, the final evaluation per seed.
  */
+import { existsSync } from 'node:fs';
+import { ConfigError } from '@agentrl/core';
 import {
   type AlgorithmEntry,
   ARMS,
@@ -21,6 +23,7 @@ import {
   evalFile,
   readJsonIfThere,
   recordedAlgorithm,
+  seedDir,
   warmFile,
 } from './paths.ts';
 import {
@@ -544,21 +547,43 @@ export interface SummarySpec
 }
 
 /**
- * Reads the runs of `seeds` and `arms` in `out` and summarizes them (no files written). The
+ * Where each seed's jobs are when a summary reads seeds from several output folders (`from`, in
+ * order): the first folder that has the seed's folder (`seed-N`), else the first folder. Folders
+ * must not share a seed: a seed run twice would be counted from one of them only, so that is
+ * refused.
+ */
+export function seedFolders(from: string | readonly string[]): (seed: number) => string {
+  const folders = typeof from === 'string' ? [from] : [...from];
+  if (folders.length === 0) throw new ConfigError('no output folder to read the seeds from');
+  return (seed) => {
+    const holding = folders.filter((f) => existsSync(seedDir(f, seed)));
+    if (holding.length > 1)
+      throw new ConfigError(
+        `seed ${seed} is in more than one folder (${holding.join(', ')}): a summary counts each seed once, so give folders that do not share seeds`,
+      );
+    return holding[0] ?? (folders[0] as string);
+  };
+}
+
+/**
+ * Reads the runs of `seeds` and `arms` in `from` (one output folder, or several whose seeds are
+ * told apart by {@link seedFolders}) and summarizes them (no files written). The
  * two-arm runs' files (`LEGACY_ARM_NAMES`) are read as the arms they were; an evaluation with
  * another number of episodes than the budget's is left out.
  */
 export function readSummary(
   spec: SummarySpec,
-  out: string,
+  from: string | readonly string[],
   seeds: readonly number[],
   arms: readonly string[],
 ): BenchSummary {
   const { budget, finalEvalEpisodes } = spec;
+  const folderOf = seedFolders(from);
   const metrics = spec.metrics ?? [];
   const runs: ArmResult[] = [];
   const warm: (Record<string, unknown> & JobSeconds)[] = [];
   for (const seed of seeds) {
+    const out = folderOf(seed);
     const w = readJsonIfThere<Record<string, unknown>>(warmFile(out, seed));
     if (w !== undefined) warm.push(w);
     for (const arm of arms) {
@@ -585,7 +610,7 @@ export function readSummary(
     );
   const evals = seeds
     .flatMap((seed) => {
-      const e = readJsonIfThere<FinalEval>(evalFile(out, seed));
+      const e = readJsonIfThere<FinalEval>(evalFile(folderOf(seed), seed));
       return e === undefined ? [] : [e];
     })
     .filter((e) => e.episodes === finalEvalEpisodes);

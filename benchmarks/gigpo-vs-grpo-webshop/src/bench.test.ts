@@ -12,6 +12,7 @@ import {
 import {
   type BenchSummary,
   FINAL_EVAL_EPISODES,
+  jobsOffBudget,
   resolveBench,
   resolvedAlgorithm,
   warmRecipe,
@@ -156,7 +157,7 @@ describe('the WebShop benchmark', () => {
     expect(Object.keys(FULL_BUDGET)).not.toContain('resultsLayout');
   });
 
-  it("gives the table budget (BENCH_BUDGET=table) the demo's recipe field by field, its catalogue and warm start pinned, 16 iterations validated every 4 on 96 goals", () => {
+  it("gives the table budget (BENCH_BUDGET=table) the demo's recipe field by field, its catalogue and warm start pinned, 8 iterations validated every 4 on 96 goals", () => {
     const { iterations, valEvery, valEpisodes, invalidActionPenalty, resultsLayout, ...recipe } =
       TABLE_BUDGET;
     const {
@@ -174,7 +175,7 @@ describe('the WebShop benchmark', () => {
     expect(demo.optionGroups).toBeDefined();
     expect(recipe.catalogue).not.toBe(FULL_BUDGET.catalogue);
     expect(recipe.demoEpisodes).not.toBe(FULL_BUDGET.demoEpisodes);
-    expect([iterations, valEvery, valEpisodes]).toEqual([16, 4, 96]);
+    expect([iterations, valEvery, valEpisodes]).toEqual([8, 4, 96]);
     expect(valEpisodes).toBeLessThan(demoEpisodes);
     expect(invalidActionPenalty).toBe(0);
     expect(resultsLayout).toBe('title-first');
@@ -202,8 +203,17 @@ describe('the WebShop benchmark', () => {
       resolveBench(WEBSHOP, { BENCH_BUDGET: 'table', BENCH_SET: 'optionGroups=2' }),
     ).toThrow(/optionGroups is not a number field/);
     expect(
-      resolveBench(WEBSHOP, { BENCH_BUDGET: 'table', BENCH_SET: 'iterations=8' }).budget,
-    ).toEqual({ ...TABLE_BUDGET, iterations: 8 });
+      resolveBench(WEBSHOP, { BENCH_BUDGET: 'table', BENCH_SET: 'iterations=16' }).budget,
+    ).toEqual({ ...TABLE_BUDGET, iterations: 16 });
+  });
+
+  it('resumes the committed table: every job file in jobs/table-8 recorded the table budget', () => {
+    const table = fileURLToPath(new URL('../jobs/table-8', import.meta.url));
+    expect(jobsOffBudget(table, TABLE_BUDGET)).toEqual([]);
+    // The check sees a job that ran on another budget.
+    expect(jobsOffBudget(table, { ...TABLE_BUDGET, iterations: 16 }).length).toBe(
+      existsSync(table) ? 10 * 6 : 0,
+    );
   });
 
   it("plays the table budget on the demo's catalogue (its size and option ranges) with the demo's prompt, results listed title first; the full budget keeps its catalogue and ASIN-first results", async () => {

@@ -108,11 +108,11 @@ export type WebshopBenchBudget = BenchBudgetOf<typeof DEMO_FIELDS, typeof BENCH_
  * 60-product catalogue with the demo's smoke sizes; `long` (the kit's `benchBudgets`); and
  * `table` (`BENCH_BUDGET=table`, the kit's `tableBudget`), the demo's `FULL_BUDGET` with
  * {@link TABLE_RECIPE}'s catalogue and warm start (its temperatures, decoder and limits as the
- * demo has them) and 16 RL iterations validated every 4 on 96 held-out goals, and the env's default
- * results layout, `title $price asin`, the demo's own prompt: its `gigpo-mean_std_norm` arm
- * trains as `pnpm --filter @agentrl/example-webshop-gigpo start --set iterations=16` does, but
- * for the validations (96 goals every 4 iterations instead of the demo's own) and the one thread
- * per job.
+ * demo has them) and the kit's table length, 8 RL iterations validated every 4 on 96 held-out
+ * goals, and the env's default results layout, `title $price asin`, the demo's own prompt: its
+ * `gigpo-mean_std_norm` arm trains as `pnpm --filter @agentrl/example-webshop-gigpo start --set
+ * iterations=8` does, but for the validations (96 goals every 4 iterations instead of the demo's
+ * own) and the one thread per job.
  */
 export const BUDGETS: {
   readonly full: WebshopBenchBudget;

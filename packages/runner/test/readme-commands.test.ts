@@ -140,9 +140,9 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     {
       skip: 'summarizes the committed jobs of the table run (the package test reads the same files)',
     },
-  'BENCH_SET=iterations=8,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out jobs/table-8 --seeds 100,101,102,103,104,105,106,107,108,109':
+  'BENCH_BUDGET=table pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out jobs/table-8 --seeds 100,101,102,103,104,105,106,107,108,109':
     { skip: 'the five-arm table on ten seeds at 8 iterations, hours on 2 cores' },
-  'BENCH_SET=iterations=8,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out jobs/table-8 --seeds 100,101,102,103,104,105,106,107,108,109 --summary-only':
+  'BENCH_BUDGET=table pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out jobs/table-8 --seeds 100,101,102,103,104,105,106,107,108,109 --summary-only':
     { skip: 'summarizes the committed jobs of the 8-iteration table run' },
   'BENCH_BUDGET=regime pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_std_norm --out jobs/regime-search/r6-d4-t30 --seeds 90,91,92':
     {
@@ -159,11 +159,11 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
   'pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --summary-only': {
     skip: 'reads runs/full, which only a full benchmark run writes',
   },
-  'BENCH_BUDGET=table BENCH_SET=iterations=8,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --out jobs/table-8 --seeds 300,301,302,303,304,305,306,307,308,309':
+  'BENCH_BUDGET=table pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --out jobs/table-8 --seeds 300,301,302,303,304,305,306,307,308,309':
     {
       skip: "the five-arm table on the demo's recipe at 8 iterations, ten seeds, hours on 2 cores",
     },
-  'BENCH_BUDGET=table BENCH_SET=iterations=8,valEvery=4 pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --out jobs/table-8 --seeds 300,301,302,303,304,305,306,307,308,309 --summary-only':
+  'BENCH_BUDGET=table pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --out jobs/table-8 --seeds 300,301,302,303,304,305,306,307,308,309 --summary-only':
     { skip: 'rewrites the committed summary of the WebShop table run from its jobs' },
   'BENCH_SMOKE=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench': {
     skip: "the smoke run of all five seeds; the package's own test runs it on seed 0",
