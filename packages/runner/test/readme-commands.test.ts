@@ -144,6 +144,10 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     { skip: 'the five-arm table on ten seeds at 8 iterations, hours on 2 cores' },
   'BENCH_BUDGET=table pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --out jobs/table-8 --seeds 100,101,102,103,104,105,106,107,108,109 --summary-only':
     { skip: 'summarizes the committed jobs of the 8-iteration table run' },
+  'BENCH_BUDGET=table pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_std_norm --out jobs/replication-8 --seeds 110,111,112,113,114,115,116,117,118,119':
+    { skip: "the table's GRPO and GiGPO arms on ten fresh seeds, over an hour on 2 cores" },
+  'BENCH_BUDGET=table pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --summary-only --from jobs/table-8,jobs/replication-8 --out jobs/table-8-and-replication --arms grpo,gigpo-mean_std_norm --seeds 100,101,102,103,104,105,106,107,108,109,110,111,112,113,114,115,116,117,118,119':
+    { skip: 'rewrites the committed summary of the table and its replication from their jobs' },
   'BENCH_BUDGET=regime pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_std_norm --out jobs/regime-search/r6-d4-t30 --seeds 90,91,92':
     {
       skip: 'one setting of the regime search, two arms on three seeds, an hour or more on 2 cores',
