@@ -335,6 +335,7 @@ export async function runJob<B extends BenchBudget>(
     zeroFraction: number | undefined;
     stepGroupSizeMean: number | undefined;
     stepGroupSingletonFraction: number | undefined;
+    stepGroupOneActionFraction: number | undefined;
   }[] = [];
   for (const r of rows) {
     const iteration = num(r.iteration) ?? validation.length;
@@ -348,6 +349,7 @@ export async function runJob<B extends BenchBudget>(
       zeroFraction: num(r['advantage/zeroFraction']),
       stepGroupSizeMean: num(r['stepGroups/sizeMean']),
       stepGroupSingletonFraction: num(r['stepGroups/singletonFraction']),
+      stepGroupOneActionFraction: num(r['stepGroups/oneActionFraction']),
     });
   }
   const result = {

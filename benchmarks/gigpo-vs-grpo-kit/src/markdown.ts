@@ -242,10 +242,14 @@ export function summaryMarkdown(
   );
   for (const a of arms) {
     const sizes = a.perSeed.map((p) => p.meanStepGroupSize).filter((x) => Number.isFinite(x));
+    const meanOf = (values: number[]) => meanStd(values.filter((x) => Number.isFinite(x))).mean;
+    const oneAction = a.perSeed
+      .map((p) => p.meanOneActionStepGroupFraction)
+      .filter((x) => Number.isFinite(x));
     if (sizes.length > 0)
       lines.push(
         '',
-        `${a.arm}${a.algorithm?.name === 'gigpo' ? '' : ` (anchor groups counted in its batches; ${a.label} does not use them)`}: mean step-group size ${meanStd(sizes).mean.toFixed(2)} steps per anchor state, ${pct(meanStd(a.perSeed.map((p) => p.meanSingletonStepGroupFraction).filter((x) => Number.isFinite(x))).mean)} % of step groups singletons (averaged over iterations and seeds).`,
+        `${a.arm}${a.algorithm?.name === 'gigpo' ? '' : ` (anchor groups counted in its batches; ${a.label} does not use them)`}: mean step-group size ${meanStd(sizes).mean.toFixed(2)} steps per anchor state, ${pct(meanOf(a.perSeed.map((p) => p.meanSingletonStepGroupFraction)))} % of step groups singletons${oneAction.length > 0 ? `, ${pct(meanOf(oneAction))} % of the others one action taken by every member` : ''}; ${pct(meanOf(a.perSeed.map((p) => p.meanZeroAdvantageFraction)))} % of rows at zero advantage (averaged over iterations and seeds).`,
       );
   }
   if (finalEval.perSeed.length > 0) {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -328,6 +328,45 @@ describe('the benchmark summary', () => {
     expect(pooled.table).toEqual(readSummary(plain, together, [0, 1, 2], two).table);
     expect(() => readSummary(plain, [first, together], [0, 1, 2], two)).toThrow(
       /seed 0 is in more than one folder/,
+    );
+  });
+
+  it("says per arm how its batches' step groups looked: size, singletons, one-action groups where recorded, zero-advantage rows", () => {
+    const out = join(root, 'step-groups');
+    for (const seed of [0, 1])
+      writeSeed(out, seed, N, {
+        warm: { wins: 100 },
+        'gigpo-mean_std_norm': { wins: 120 },
+        grpo: { wins: 110 },
+      });
+    const train = (oneAction: number | undefined) => [
+      {
+        iteration: 0,
+        success: 0.2,
+        zeroFraction: 0.7,
+        stepGroupSizeMean: 6,
+        stepGroupSingletonFraction: 0.1,
+        ...(oneAction === undefined ? {} : { stepGroupOneActionFraction: oneAction }),
+      },
+    ];
+    for (const [seed, oneAction] of [
+      [0, 0.8],
+      [1, 0.6],
+    ] as const) {
+      const file = join(out, `seed-${seed}`, 'gigpo-mean_std_norm.json');
+      const saved = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      writeFileSync(file, JSON.stringify({ ...saved, train: train(oneAction) }));
+      const grpo = join(out, `seed-${seed}`, 'grpo.json');
+      const old = JSON.parse(readFileSync(grpo, 'utf8')) as Record<string, unknown>;
+      writeFileSync(grpo, JSON.stringify({ ...old, train: train(undefined) }));
+    }
+    const markdown = summaryMarkdown(readSummary(plain, out, [0, 1], two), plain);
+    expect(markdown).toContain(
+      'gigpo-mean_std_norm: mean step-group size 6.00 steps per anchor state, 10.0 % of step groups singletons, 70.0 % of the others one action taken by every member; 70.0 % of rows at zero advantage',
+    );
+    // Runs recorded before the one-action share was counted say nothing of it.
+    expect(markdown).toContain(
+      'does not use them): mean step-group size 6.00 steps per anchor state, 10.0 % of step groups singletons; 70.0 % of rows at zero advantage',
     );
   });
 

@@ -56,6 +56,8 @@ interface ArmResult extends JobSeconds {
     zeroFraction?: number;
     stepGroupSizeMean?: number;
     stepGroupSingletonFraction?: number;
+    /** Share of the step groups of two or more steps whose members all took one action. */
+    stepGroupOneActionFraction?: number;
   }[];
 }
 
@@ -184,6 +186,8 @@ export interface ArmSummary {
     validation: readonly ValidationPoint[];
     meanStepGroupSize: number;
     meanSingletonStepGroupFraction: number;
+    /** NaN in runs recorded before the trainer counted it. */
+    meanOneActionStepGroupFraction: number;
     meanZeroAdvantageFraction: number;
     wallSeconds: number | undefined;
     cpuSeconds: number | undefined;
@@ -284,6 +288,7 @@ function armSummary(
     validation: r.validation,
     meanStepGroupSize: finite(r.train.map((t) => t.stepGroupSizeMean)),
     meanSingletonStepGroupFraction: finite(r.train.map((t) => t.stepGroupSingletonFraction)),
+    meanOneActionStepGroupFraction: finite(r.train.map((t) => t.stepGroupOneActionFraction)),
     meanZeroAdvantageFraction: finite(r.train.map((t) => t.zeroFraction)),
     wallSeconds: r.wallSeconds ?? r.seconds,
     cpuSeconds: r.cpuSeconds,

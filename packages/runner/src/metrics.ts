@@ -40,15 +40,23 @@ export function episodeMetrics(prefix: string, result: RolloutResult): Metrics {
 
 /**
  * Step-group statistics (exact anchor matching, paper Eq. 6): rows sharing a task group and an anchor
- * form one step group.
+ * form one step group. `stepGroups/oneActionFraction` is the share of the groups of two or more
+ * steps whose members all took the same action: there the step-level advantage can only tell
+ * apart what happened after the action, not the choice of action (low rollout temperatures make
+ * such groups common).
  */
 export function stepGroupMetrics(records: readonly StepRecord[]): Metrics {
   const sizes = new Map<string, number>();
+  const actions = new Map<string, Set<string>>();
   for (const r of records) {
     const key = `${r.groupId}\u0000${r.anchor}`;
     sizes.set(key, (sizes.get(key) ?? 0) + 1);
+    const taken = actions.get(key) ?? new Set<string>();
+    taken.add(r.action);
+    actions.set(key, taken);
   }
   const s = summary([...sizes.values()]);
+  const shared = [...sizes].filter(([, size]) => size > 1).map(([key]) => key);
   return {
     'stepGroups/count': sizes.size,
     'stepGroups/sizeMean': s.mean,
@@ -56,6 +64,10 @@ export function stepGroupMetrics(records: readonly StepRecord[]): Metrics {
     'stepGroups/sizeMax': s.max,
     'stepGroups/singletonFraction':
       sizes.size === 0 ? 0 : [...sizes.values()].filter((v) => v === 1).length / sizes.size,
+    'stepGroups/oneActionFraction':
+      shared.length === 0
+        ? 0
+        : shared.filter((key) => actions.get(key)?.size === 1).length / shared.length,
   };
 }
 

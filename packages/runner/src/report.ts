@@ -45,6 +45,7 @@ const PREFERRED = [
   'update/numTensors',
   'stepGroups/sizeMean',
   'stepGroups/singletonFraction',
+  'stepGroups/oneActionFraction',
   'advantage/zeroFraction',
   'time/rollout',
   'time/update',
