@@ -158,6 +158,8 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     { skip: 'a setting of the regime search, two arms on two seeds, about 20 minutes on 2 cores' },
   'BENCH_BUDGET=table BENCH_SET=temperature=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_std_norm --out jobs/regime-search/t1 --seeds 90,91,92,93':
     { skip: 'a setting of the regime search, two arms on four seeds, about 40 minutes on 2 cores' },
+  'BENCH_BUDGET=table BENCH_SET=temperature=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_std_norm --out jobs/t1-fresh --seeds 120,121,122,123,124,125,126,127,128,129':
+    { skip: 'the chosen regime on ten fresh seeds, two arms, over an hour on 2 cores' },
   'pnpm --filter @agentrl-bench/gigpo-vs-grpo-webshop bench --arms grpo,gigpo-mean_norm': {
     skip: 'two arms of the WebShop benchmark, tens of minutes on 2 cores',
   },
