@@ -240,9 +240,9 @@ export function summaryMarkdown(
         `| ${g.arm} | ${g.pooledWarm.wins} / ${g.pooledWarm.n} = ${pct(g.pooledWarm.rate)} % (${pct(g.pooledWarm.low)}–${pct(g.pooledWarm.high)}) | ${g.pooledFinal.wins} / ${g.pooledFinal.n} = ${pct(g.pooledFinal.rate)} % (${pct(g.pooledFinal.low)}–${pct(g.pooledFinal.high)}) | ${g.paired.perSeed.map((p) => pct(p.diff)).join(', ')} | ${pct(g.paired.mean)} [${pct(g.paired.low)}, ${pct(g.paired.high)}] |`,
     ),
   );
+  const meanOf = (values: number[]) => meanStd(values.filter((x) => Number.isFinite(x))).mean;
   for (const a of arms) {
     const sizes = a.perSeed.map((p) => p.meanStepGroupSize).filter((x) => Number.isFinite(x));
-    const meanOf = (values: number[]) => meanStd(values.filter((x) => Number.isFinite(x))).mean;
     const oneAction = a.perSeed
       .map((p) => p.meanOneActionStepGroupFraction)
       .filter((x) => Number.isFinite(x));

@@ -196,6 +196,13 @@ describe('the benchmark summary', () => {
   const N = 480;
   const plain: SummarySpec = { workload: 'test', budget, finalEvalEpisodes: N };
   const two = ['gigpo-mean_std_norm', 'grpo'];
+  /** One seed of a two-arm run: a warm start winning 100 of N, then GiGPO and GRPO. */
+  const writeTwoArms = (out: string, seed: number, gigpo: number, grpo: number) =>
+    writeSeed(out, seed, N, {
+      warm: { wins: 100 },
+      'gigpo-mean_std_norm': { wins: gigpo },
+      grpo: { wins: grpo },
+    });
 
   it('reports the final evaluation per seed and whether RL clears the warm start', () => {
     const out = join(root, 'plain');
@@ -283,12 +290,7 @@ describe('the benchmark summary', () => {
 
   it('summarizes the seeds that finished and marks the others', () => {
     const out = join(root, 'partial');
-    for (const seed of [0, 2])
-      writeSeed(out, seed, N, {
-        warm: { wins: 100 },
-        'gigpo-mean_std_norm': { wins: 120 },
-        grpo: { wins: 110 },
-      });
+    for (const seed of [0, 2]) writeTwoArms(out, seed, 120, 110);
     const summary = readSummary(plain, out, SEEDS, two);
     expect(summary.validationVsBaseline[0]?.n).toBe(2);
     expect(summary.finalEval.perSeed.map((p) => p.seed)).toEqual([0, 2]);
@@ -303,11 +305,7 @@ describe('the benchmark summary', () => {
     const second = join(root, 'pool-b');
     const seeds = { 0: 12, 1: 5, 2: -3 } as const;
     for (const [seed, gain] of Object.entries(seeds))
-      writeSeed(Number(seed) < 2 ? first : second, Number(seed), N, {
-        warm: { wins: 100 },
-        'gigpo-mean_std_norm': { wins: 120 + gain },
-        grpo: { wins: 120 },
-      });
+      writeTwoArms(Number(seed) < 2 ? first : second, Number(seed), 120 + gain, 120);
     const pooled = readSummary(plain, [first, second], [0, 1, 2], two);
     expect(pooled.records.map((r) => `${r.arm}/${r.seed}/${r.wins}`)).toEqual([
       'gigpo-mean_std_norm/0/132',
@@ -320,11 +318,7 @@ describe('the benchmark summary', () => {
     // The same seeds in one folder summarize to the same table.
     const together = join(root, 'pool-one');
     for (const [seed, gain] of Object.entries(seeds))
-      writeSeed(together, Number(seed), N, {
-        warm: { wins: 100 },
-        'gigpo-mean_std_norm': { wins: 120 + gain },
-        grpo: { wins: 120 },
-      });
+      writeTwoArms(together, Number(seed), 120 + gain, 120);
     expect(pooled.table).toEqual(readSummary(plain, together, [0, 1, 2], two).table);
     expect(() => readSummary(plain, [first, together], [0, 1, 2], two)).toThrow(
       /seed 0 is in more than one folder/,
@@ -333,12 +327,7 @@ describe('the benchmark summary', () => {
 
   it("says per arm how its batches' step groups looked: size, singletons, one-action groups where recorded, zero-advantage rows", () => {
     const out = join(root, 'step-groups');
-    for (const seed of [0, 1])
-      writeSeed(out, seed, N, {
-        warm: { wins: 100 },
-        'gigpo-mean_std_norm': { wins: 120 },
-        grpo: { wins: 110 },
-      });
+    for (const seed of [0, 1]) writeTwoArms(out, seed, 120, 110);
     const train = (oneAction: number | undefined) => [
       {
         iteration: 0,
