@@ -433,12 +433,49 @@ export const FINAL_EVAL_EPISODES: Readonly<Record<BudgetName, number>> = {
   regime: 480,
 };
 
+/**
+ * `BENCH_EVAL_EPISODES=N` scores the same models on N held-out episodes instead of the budget's
+ * {@link FINAL_EVAL_EPISODES} (a tighter estimate of each arm's success: the games drawn and the
+ * sampling are most of a seed's evaluation noise at 480); unset or empty: the budget's. A value
+ * that is not a whole number of at least 1 is refused.
+ */
+export function finalEvalEpisodesOf(name: BudgetName, env: NodeJS.ProcessEnv): number {
+  const asked = env.BENCH_EVAL_EPISODES;
+  if (asked === undefined || asked === '') return FINAL_EVAL_EPISODES[name];
+  const n = Number(asked);
+  if (!Number.isInteger(n) || n < 1)
+    throw new ConfigError(
+      `BENCH_EVAL_EPISODES=${asked}: give a whole number of held-out episodes, at least 1, e.g. BENCH_EVAL_EPISODES=1920 (unset: the budget's ${FINAL_EVAL_EPISODES[name]})`,
+      { details: { field: 'BENCH_EVAL_EPISODES', value: asked } },
+    );
+  return n;
+}
+
+/**
+ * The file stem of a final evaluation and of its summary: `eval` and `results` at the budget's
+ * own number of episodes, `eval-N` and `results-N` at another (`BENCH_EVAL_EPISODES`), so a larger
+ * evaluation of the same models sits beside the first instead of replacing it.
+ */
+export function evalStems(
+  name: BudgetName,
+  episodes: number,
+): { readonly evalStem: string; readonly resultsStem: string } {
+  return episodes === FINAL_EVAL_EPISODES[name]
+    ? { evalStem: 'eval', resultsStem: 'results' }
+    : { evalStem: `eval-${episodes}`, resultsStem: `results-${episodes}` };
+}
+
 /** A benchmark with the budget of this process resolved. */
 export interface ResolvedBench<B extends BenchBudget = BenchBudget> {
   readonly bench: Benchmark<B>;
   readonly budgetName: BudgetName;
   readonly budget: B;
+  /** Held-out episodes of the final evaluation (`BENCH_EVAL_EPISODES`, or the budget's). */
   readonly finalEvalEpisodes: number;
+  /** The final evaluation's file stem in a seed's folder (`eval`, or `eval-N`: {@link evalStems}). */
+  readonly evalStem: string;
+  /** The summary's file stem (`results`, or `results-N`). */
+  readonly resultsStem: string;
 }
 
 /**
@@ -459,11 +496,13 @@ export function resolveBench<B extends BenchBudget>(
       { details: { field: 'BENCH_BUDGET', value: name } },
     );
   }
+  const finalEvalEpisodes = finalEvalEpisodesOf(name, env);
   return {
     bench,
     budgetName: name,
     budget: withOverrides(budget, env.BENCH_SET),
-    finalEvalEpisodes: FINAL_EVAL_EPISODES[name],
+    finalEvalEpisodes,
+    ...evalStems(name, finalEvalEpisodes),
   };
 }
 

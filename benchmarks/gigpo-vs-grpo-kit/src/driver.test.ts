@@ -78,6 +78,28 @@ describe('the budget of a process', () => {
     expect(smoke.finalEvalEpisodes).toBe(FINAL_EVAL_EPISODES.smoke);
   });
 
+  it('scores the final evaluation on BENCH_EVAL_EPISODES episodes, beside the budget-sized one, and refuses a count that is not one', () => {
+    const plain = resolveBench(bench, {});
+    expect([plain.finalEvalEpisodes, plain.evalStem, plain.resultsStem]).toEqual([
+      FINAL_EVAL_EPISODES.full,
+      'eval',
+      'results',
+    ]);
+    const larger = resolveBench(bench, { BENCH_EVAL_EPISODES: '1920' });
+    expect([larger.finalEvalEpisodes, larger.evalStem, larger.resultsStem]).toEqual([
+      1920,
+      'eval-1920',
+      'results-1920',
+    ]);
+    // The budget's own size is the plain files, however it is asked for; the budget is untouched.
+    expect(resolveBench(bench, { BENCH_EVAL_EPISODES: '480' }).evalStem).toBe('eval');
+    expect(larger.budget).toEqual(plain.budget);
+    for (const asked of ['0', '-5', '2.5', 'many'])
+      expect(() => resolveBench(bench, { BENCH_EVAL_EPISODES: asked })).toThrow(
+        new RegExp(`^BENCH_EVAL_EPISODES=${asked}: give a whole number of held-out episodes`),
+      );
+  });
+
   it('refuses a BENCH_BUDGET that names no budget instead of running the full one, naming the budgets', () => {
     for (const asked of ['tabel', 'Full', 'short']) {
       expect(() => budgetName({ BENCH_BUDGET: asked })).toThrow(ConfigError);
@@ -310,7 +332,7 @@ function writeJob(
     );
   else if (job.phase === 'eval')
     writeFileSync(
-      join(dir, 'eval.json'),
+      join(dir, `${resolved.evalStem}.json`),
       JSON.stringify({
         budget: resolved.budget,
         episodes: resolved.finalEvalEpisodes,
@@ -395,6 +417,15 @@ describe('the jobs', () => {
     expect(alreadyDone(other, out, warm, arms)).toBe(true);
     expect(alreadyDone(other, out, gigpo, arms)).toBe(false);
     expect(alreadyDone(other, out, evalJob, arms)).toBe(false);
+    // A larger final evaluation keeps every training job and redoes only the evaluation, into
+    // its own file: the budget-sized one stays, and both count as done once both are written.
+    const larger = resolveBench(bench, { BENCH_EVAL_EPISODES: '1920' });
+    expect(alreadyDone(larger, out, warm, arms)).toBe(true);
+    expect(alreadyDone(larger, out, gigpo, arms)).toBe(true);
+    expect(alreadyDone(larger, out, evalJob, arms)).toBe(false);
+    writeJob(larger, out, evalJob, arms);
+    expect(alreadyDone(larger, out, evalJob, arms)).toBe(true);
+    expect(alreadyDone(resolved, out, evalJob, arms)).toBe(true);
     // Another invalid-action penalty is another algorithm: the arm is redone.
     const penalty = resolveBench(bench, { BENCH_SET: 'invalidActionPenalty=0.1' });
     writeFileSync(

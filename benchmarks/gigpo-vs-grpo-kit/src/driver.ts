@@ -195,7 +195,7 @@ function resultMatches<B extends BenchBudget>(
       budget?: unknown;
       episodes?: unknown;
       results?: Record<string, { algorithm?: unknown; taskTypes?: unknown }>;
-    }>(evalFile(out, job.seed));
+    }>(evalFile(out, job.seed, bench.evalStem));
     if (saved === undefined || saved.episodes !== bench.finalEvalEpisodes) return false;
     if (comparableBudget(saved.budget) !== comparableBudget(bench.budget)) return false;
     const results = saved.results ?? {};

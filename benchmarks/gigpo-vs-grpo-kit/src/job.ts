@@ -6,7 +6,7 @@
  *     gigpo-mean_norm), result to DIR/seed-N/<ARM>.json, run folder DIR/seed-N/<ARM>/
  *   run.ts --seed N --phase eval --arms A,B --out DIR   the warm start and each named arm's final
  *     policy on the final evaluation's held-out episodes (per task type where the benchmark names
- *     them), to DIR/seed-N/eval.json
+ *     them), to DIR/seed-N/eval.json (eval-N.json with BENCH_EVAL_EPISODES=N)
  * Every job records its wall and CPU seconds (the process's, start-up included).
  */
 import { readFileSync } from 'node:fs';
@@ -171,7 +171,7 @@ export async function runJob<B extends BenchBudget>(
   resolved: ResolvedBench<B>,
   job: JobSpec,
 ): Promise<void> {
-  const { bench, budget: b, finalEvalEpisodes } = resolved;
+  const { bench, budget: b, finalEvalEpisodes, evalStem } = resolved;
   const { seed, phase, out } = job;
   const seedDir = seedDirOf(out, seed);
   const warmDir = join(seedDir, 'warm');
@@ -271,12 +271,15 @@ export async function runJob<B extends BenchBudget>(
         episodes: evaluation.success.n,
         ...envMetrics(bench, evaluation.metrics, prefix),
         ...(taskTypes ? { taskTypes } : {}),
+        // Each episode won (1) or not (0), in the order of the held-out games, which every
+        // model of the seed plays alike: the per-game pairs that measure the evaluation's noise.
+        outcomes: evaluation.result.episodes.map((e) => (e.won ? '1' : '0')).join(''),
         ...(m.algorithm ? { algorithm: m.algorithm } : {}),
         model: m.dir.slice(seedDir.length + 1),
       };
       log(`${m.name}: ${evaluation.success.wins}/${evaluation.success.n} held-out episodes won`);
     }
-    await writeJsonAtomic(evalFile(out, seed), {
+    await writeJsonAtomic(evalFile(out, seed, evalStem), {
       seed,
       budget: b,
       episodes: finalEvalEpisodes,

@@ -15,9 +15,9 @@ export const seedDir = (out: string, seed: number): string => join(out, `seed-${
 export const warmFile = (out: string, seed: number): string =>
   join(seedDir(out, seed), 'warm', 'warm.json');
 
-/** A seed's final evaluation. */
-export const evalFile = (out: string, seed: number): string =>
-  join(seedDir(out, seed), 'eval.json');
+/** A seed's final evaluation (`eval.json`, or `eval-N.json` at another size: `evalStems`). */
+export const evalFile = (out: string, seed: number, stem = 'eval'): string =>
+  join(seedDir(out, seed), `${stem}.json`);
 
 /** The name an arm's files have in a seed's folder: its own, or the two-arm runs' if only those exist. */
 export function armFileName(out: string, seed: number, arm: string): string {

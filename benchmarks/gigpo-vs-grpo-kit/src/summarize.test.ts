@@ -12,12 +12,15 @@ import {
   tInterval,
   wilsonInterval,
 } from './stats.ts';
-import { type PooledSuccess, readSummary, type SummarySpec } from './summarize.ts';
+import { evalNoiseOf, type PooledSuccess, readSummary, type SummarySpec } from './summarize.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'agentrl-bench-summary-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const budget = { iterations: 16, invalidActionPenalty: 0 } as BenchBudget;
+
+/** Episodes of the budget-sized evaluation that `writeSeed` writes where a test needs another file beside it. */
+const N_PLAIN = 8;
 
 /** One model's final evaluation on one seed. */
 interface Model {
@@ -423,5 +426,131 @@ describe('the paired difference over seeds', () => {
     );
     expect(d.perSeed.map((p) => p.seed)).toEqual([3, 7]);
     expect(d.mean).toBeCloseTo(0.1, 12);
+  });
+});
+
+describe("the evaluation's share of the noise", () => {
+  const results = (arm: string, grpo: string) => ({
+    warm: { wins: 0, episodes: arm.length },
+    'gigpo-mean_std_norm': { outcomes: arm },
+    grpo: { outcomes: grpo },
+  });
+
+  it('is the root mean square of each seed’s standard error of its game-by-game differences, beside their spread over seeds', () => {
+    // Seed 0: differences 0, 1, 0, 0 (mean 0.25, sd 0.5: squared error 0.25 / 4); seed 1: none.
+    const noise = evalNoiseOf(
+      [
+        { seed: 0, results: results('1100', '1000') },
+        { seed: 1, results: results('1111', '1111') },
+      ],
+      ['gigpo-mean_std_norm', 'grpo'],
+      'grpo',
+    );
+    expect(noise).toHaveLength(1);
+    const [n] = noise ?? [];
+    expect(n?.arm).toBe('gigpo-mean_std_norm');
+    expect(n?.seeds).toBe(2);
+    expect(n?.evalSd).toBeCloseTo(Math.sqrt(0.0625 / 2), 12);
+    expect(n?.observedSd).toBeCloseTo(meanStd([0.25, 0]).std, 12);
+  });
+
+  it('is left out where a seed recorded no outcomes, they differ in length, or there is no baseline', () => {
+    const arms = ['gigpo-mean_std_norm', 'grpo'];
+    const full = { seed: 0, results: results('1100', '1000') };
+    expect(evalNoiseOf([full, { seed: 1, results: { grpo: {} } }], arms, 'grpo')).toBeUndefined();
+    expect(
+      evalNoiseOf([full, { seed: 1, results: results('110', '1000') }], arms, 'grpo'),
+    ).toBeUndefined();
+    expect(evalNoiseOf([full, full], ['gigpo-mean_std_norm'], 'grpo')).toBeUndefined();
+  });
+
+  it('never exceeds the largest possible per-game spread, and is zero when the arms play every game alike', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.boolean(), { minLength: 2, maxLength: 40 }), {
+          minLength: 2,
+          maxLength: 6,
+        }),
+        (games) => {
+          const seeds = games.map((g, seed) => {
+            const a = g.map((x) => (x ? '1' : '0')).join('');
+            return { seed, results: results(a, a) };
+          });
+          const [same] = evalNoiseOf(seeds, ['gigpo-mean_std_norm', 'grpo'], 'grpo') ?? [];
+          expect(same?.evalSd).toBe(0);
+          expect(same?.observedSd).toBe(0);
+          const flipped = games.map((g, seed) => ({
+            seed,
+            results: results(
+              g.map((x) => (x ? '1' : '0')).join(''),
+              g.map((x, i) => (i % 2 === 0 ? (x ? '0' : '1') : '0')).join(''),
+            ),
+          }));
+          const [n] = evalNoiseOf(flipped, ['gigpo-mean_std_norm', 'grpo'], 'grpo') ?? [];
+          // A game-by-game difference lies in [-1, 1]: its sd is at most 1 · √(k / (k − 1)).
+          const worst = Math.max(
+            ...games.map((g) => Math.sqrt(g.length / (g.length - 1) / g.length)),
+          );
+          expect(n?.evalSd ?? Number.NaN).toBeLessThanOrEqual(worst + 1e-12);
+        },
+      ),
+    );
+  });
+
+  it('is read from the evaluation a summary names (eval-N.json), and its outcomes stay out of the records', () => {
+    const out = join(root, 'noise');
+    const spec: SummarySpec = {
+      workload: 'test',
+      budget,
+      finalEvalEpisodes: 4,
+      evalStem: 'eval-4',
+    };
+    const arms = ['gigpo-mean_std_norm', 'grpo'];
+    for (const [seed, mine, theirs] of [
+      [0, '1100', '1000'],
+      [1, '1111', '1111'],
+    ] as const) {
+      writeSeed(out, seed, N_PLAIN, {
+        warm: { wins: 1 },
+        'gigpo-mean_std_norm': { wins: 1 },
+        grpo: { wins: 1 },
+      });
+      const entry = (o: string) => ({
+        wins: [...o].filter((x) => x === '1').length,
+        episodes: 4,
+        outcomes: o,
+      });
+      writeFileSync(
+        join(out, `seed-${seed}`, 'eval-4.json'),
+        JSON.stringify({
+          seed,
+          episodes: 4,
+          results: {
+            warm: entry('0000'),
+            'gigpo-mean_std_norm': {
+              ...entry(mine),
+              algorithm: resolvedAlgorithm('gigpo-mean_std_norm', budget),
+            },
+            grpo: { ...entry(theirs), algorithm: resolvedAlgorithm('grpo', budget) },
+          },
+        }),
+      );
+    }
+    const summary = readSummary(spec, out, [0, 1], arms);
+    expect(summary.finalEval.episodes).toBe(4);
+    expect(summary.records.map((r) => [r.arm, r.seed, r.wins, r.episodes])).toEqual([
+      ['gigpo-mean_std_norm', 0, 2, 4],
+      ['grpo', 0, 1, 4],
+      ['gigpo-mean_std_norm', 1, 4, 4],
+      ['grpo', 1, 4, 4],
+    ]);
+    expect(summary.records.every((r) => !('outcomes' in r))).toBe(true);
+    expect(summary.finalEval.evalNoise?.[0]?.evalSd).toBeCloseTo(Math.sqrt(0.0625 / 2), 12);
+    // The budget-sized evaluation (eval.json, 8 episodes here) is not read by this summary.
+    expect(readSummary({ ...spec, evalStem: undefined }, out, [0, 1], arms).records).toEqual([]);
+    const markdown = summaryMarkdown(summary, spec);
+    expect(markdown).toContain(
+      "How much of the spread over seeds the evaluation makes (from each seed's per-game outcomes: the sd of its game-by-game differences / √4, root mean square over seeds), against the sd of the per-seed differences in success, in points: GiGPO w/ std 17.7 of 17.7 (the rest, training, 0.0).",
+    );
   });
 });

@@ -222,6 +222,65 @@ export interface FinalEvalSummary {
   readonly rlGain: (PairedDifference & { arm: string })[];
   /** The benchmark's metrics, by name (absent when it has none). */
   readonly metrics?: Record<string, FinalMetric>;
+  /**
+   * How much of the spread of each arm's success minus the baseline's over seeds the evaluation
+   * itself makes (the games drawn and the sampling), from the per-game outcomes; absent when
+   * the evaluations recorded none (those run before the outcomes were kept) or there is no
+   * baseline arm.
+   */
+  readonly evalNoise?: EvalNoise[];
+}
+
+/**
+ * The evaluation's share of the noise in an arm's paired difference against the baseline, in
+ * success (a rate): `evalSd`, the root mean over seeds of the squared standard error of a seed's
+ * difference (sd of its game-by-game differences / √episodes); `observedSd`, the sd of the
+ * per-seed differences over seeds. What is left, √(observed² − eval²), is the training's.
+ */
+export interface EvalNoise {
+  readonly arm: string;
+  readonly baseline: string;
+  readonly seeds: number;
+  readonly evalSd: number;
+  readonly observedSd: number;
+}
+
+/** One seed's game-by-game differences `a − b` (outcome strings of equal length), or undefined. */
+function gameDifferences(a: unknown, b: unknown): number[] | undefined {
+  if (typeof a !== 'string' || typeof b !== 'string' || a.length !== b.length || a.length < 2)
+    return undefined;
+  return [...a].map((x, i) => Number(x) - Number(b[i]));
+}
+
+/**
+ * Per arm but the baseline, the evaluation's noise in its difference against the baseline over
+ * the seeds whose evaluations recorded both arms' per-game outcomes (every seed, or none).
+ */
+export function evalNoiseOf(
+  evals: readonly { readonly seed: number; readonly results: Record<string, unknown> }[],
+  arms: readonly string[],
+  baseline: string,
+): EvalNoise[] | undefined {
+  if (!arms.includes(baseline)) return undefined;
+  const out: EvalNoise[] = [];
+  for (const arm of arms.filter((a) => a !== baseline)) {
+    const perSeed = evals.map((e) => {
+      const mine = evalEntry(e.results, arm) as { outcomes?: unknown } | undefined;
+      const theirs = evalEntry(e.results, baseline) as { outcomes?: unknown } | undefined;
+      return gameDifferences(mine?.outcomes, theirs?.outcomes);
+    });
+    if (perSeed.length < 2 || perSeed.some((d) => d === undefined)) continue;
+    const diffs = perSeed as number[][];
+    const squaredErrors = diffs.map((d) => meanStd(d).std ** 2 / d.length);
+    out.push({
+      arm,
+      baseline,
+      seeds: diffs.length,
+      evalSd: Math.sqrt(squaredErrors.reduce((x, y) => x + y, 0) / diffs.length),
+      observedSd: meanStd(diffs.map((d) => meanStd(d).mean)).std,
+    });
+  }
+  return out.length > 0 ? out : undefined;
 }
 
 /** Everything `results.json` holds. */
@@ -382,11 +441,13 @@ function finalEvalOf(
       rlGain: rlGainOfValues((r) => r[m.name]),
     },
   ]);
+  const evalNoise = evalNoiseOf(evals, arms, BASELINE_ARM);
   return {
     episodes,
     perSeed,
     rlGain: rlGainOfValues((r) => r.wins / r.episodes),
     ...(metrics.length > 0 ? { metrics: Object.fromEntries(metricSummaries) } : {}),
+    ...(evalNoise ? { evalNoise } : {}),
   };
 }
 
@@ -549,6 +610,8 @@ export interface SummarySpec
   readonly workload: string;
   readonly budget: BenchBudget;
   readonly finalEvalEpisodes: number;
+  /** The final evaluations' file stem in each seed's folder (`eval` unless given). */
+  readonly evalStem?: string;
 }
 
 /**
@@ -615,7 +678,7 @@ export function readSummary(
     );
   const evals = seeds
     .flatMap((seed) => {
-      const e = readJsonIfThere<FinalEval>(evalFile(folderOf(seed), seed));
+      const e = readJsonIfThere<FinalEval>(evalFile(folderOf(seed), seed, spec.evalStem));
       return e === undefined ? [] : [e];
     })
     .filter((e) => e.episodes === finalEvalEpisodes);
@@ -624,7 +687,7 @@ export function readSummary(
       const r = evalEntry(e.results, arm);
       if (r === undefined) return [];
       const run = runs.find((x) => x.seed === e.seed && x.arm === arm);
-      const { model: _model, algorithm: evaluated, ...counts } = r;
+      const { model: _model, algorithm: evaluated, outcomes: _outcomes, ...counts } = r;
       const algorithm =
         evaluated ?? (run === undefined ? resolvedAlgorithm(arm, budget) : recordedAlgorithm(run));
       return [
