@@ -9,6 +9,7 @@ import {
   type MeanInterval,
   meanStd,
   pairedDifference,
+  t95,
   tInterval,
   wilsonInterval,
 } from './stats.ts';
@@ -381,6 +382,25 @@ describe('the intervals', () => {
     expect(t.mean).toBe(25);
     expect(t.high - t.mean).toBeCloseTo((4.303 * Math.sqrt(31)) / Math.sqrt(3), 9);
     expect(tInterval([3]).low).toBeNaN();
+  });
+
+  it("use Student's t at the seeds' own degrees of freedom, twenty seeds and more included", () => {
+    // Published two-sided 95 % quantiles: t(19) = 2.093, t(40) = 2.021, t(60) = 2.000, t(120) = 1.980.
+    expect(t95(19)).toBe(2.093);
+    for (const [df, t] of [
+      [40, 2.021],
+      [60, 2.0],
+      [120, 1.98],
+    ] as const)
+      expect(Math.abs(t95(df) - t)).toBeLessThan(0.001);
+    expect(t95(0)).toBeNaN();
+    // Twenty seeds 0, 1, …, 19: mean 9.5, sd √35, half-width t(19) · sd / √20.
+    const xs = Array.from({ length: 20 }, (_, i) => i);
+    const t = tInterval(xs);
+    expect(t.high - t.mean).toBeCloseTo((2.093 * Math.sqrt(35)) / Math.sqrt(20), 9);
+    // The quantile falls with the degrees of freedom towards the normal's 1.96.
+    for (let df = 1; df < 200; df += 1) expect(t95(df + 1)).toBeLessThanOrEqual(t95(df));
+    expect(t95(10_000)).toBeGreaterThan(1.959);
   });
 });
 
