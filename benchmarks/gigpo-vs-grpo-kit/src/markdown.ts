@@ -125,7 +125,11 @@ function tableLines(
       `How much of the spread over seeds the evaluation makes (from each seed's per-game outcomes: the sd of its game-by-game differences / √${s.finalEval.episodes}, root mean square over seeds), against the sd of the per-seed differences in ${t.columns.at(-1)?.label ?? 'success'}, in points: ${noise
         .map((n) => {
           const training = Math.sqrt(Math.max(0, n.observedSd ** 2 - n.evalSd ** 2));
-          return `${ARMS[n.arm]?.label ?? n.arm} ${pct(n.evalSd)} of ${pct(n.observedSd)} (the rest, training, ${pct(training)})`;
+          const over =
+            n.seedsWithOutcomes === n.seeds
+              ? `${n.seeds} seeds`
+              : `${n.seeds} seeds, the evaluation's from the ${n.seedsWithOutcomes} that kept per-game outcomes`;
+          return `${ARMS[n.arm]?.label ?? n.arm} ${pct(n.evalSd)} of ${pct(n.observedSd)} (the rest, training, ${pct(training)}; ${over})`;
         })
         .join('; ')}.`,
     );

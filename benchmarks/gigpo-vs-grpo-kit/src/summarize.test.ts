@@ -450,10 +450,15 @@ describe('the paired difference over seeds', () => {
 });
 
 describe("the evaluation's share of the noise", () => {
+  const entry = (outcomes: string) => ({
+    wins: [...outcomes].filter((x) => x === '1').length,
+    episodes: outcomes.length,
+    outcomes,
+  });
   const results = (arm: string, grpo: string) => ({
-    warm: { wins: 0, episodes: arm.length },
-    'gigpo-mean_std_norm': { outcomes: arm },
-    grpo: { outcomes: grpo },
+    warm: entry('0'.repeat(arm.length)),
+    'gigpo-mean_std_norm': entry(arm),
+    grpo: entry(grpo),
   });
 
   it('is the root mean square of each seed’s standard error of its game-by-game differences, beside their spread over seeds', () => {
@@ -469,18 +474,33 @@ describe("the evaluation's share of the noise", () => {
     expect(noise).toHaveLength(1);
     const [n] = noise ?? [];
     expect(n?.arm).toBe('gigpo-mean_std_norm');
-    expect(n?.seeds).toBe(2);
+    expect([n?.seeds, n?.seedsWithOutcomes]).toEqual([2, 2]);
     expect(n?.evalSd).toBeCloseTo(Math.sqrt(0.0625 / 2), 12);
     expect(n?.observedSd).toBeCloseTo(meanStd([0.25, 0]).std, 12);
   });
 
-  it('is left out where a seed recorded no outcomes, they differ in length, or there is no baseline', () => {
+  it('takes the spread from every seed and the evaluation’s error from the seeds that kept outcomes', () => {
     const arms = ['gigpo-mean_std_norm', 'grpo'];
-    const full = { seed: 0, results: results('1100', '1000') };
-    expect(evalNoiseOf([full, { seed: 1, results: { grpo: {} } }], arms, 'grpo')).toBeUndefined();
+    // Seed 1 ran before outcomes were kept: its difference (1/4 − 3/4) counts in the spread only.
+    const older = {
+      seed: 1,
+      results: { 'gigpo-mean_std_norm': { wins: 1, episodes: 4 }, grpo: { wins: 3, episodes: 4 } },
+    };
+    const [n] =
+      evalNoiseOf([{ seed: 0, results: results('1100', '1000') }, older], arms, 'grpo') ?? [];
+    expect([n?.seeds, n?.seedsWithOutcomes]).toEqual([2, 1]);
+    expect(n?.evalSd).toBeCloseTo(0.25, 12);
+    expect(n?.observedSd).toBeCloseTo(meanStd([0.25, -0.5]).std, 12);
+    // None kept outcomes, or outcomes of another length than the baseline's: left out.
+    expect(evalNoiseOf([older, { ...older, seed: 2 }], arms, 'grpo')).toBeUndefined();
     expect(
-      evalNoiseOf([full, { seed: 1, results: results('110', '1000') }], arms, 'grpo'),
+      evalNoiseOf([{ seed: 0, results: results('110', '1000') }, older], arms, 'grpo'),
     ).toBeUndefined();
+  });
+
+  it('is left out with fewer than two seeds or no baseline', () => {
+    const full = { seed: 0, results: results('1100', '1000') };
+    expect(evalNoiseOf([full], ['gigpo-mean_std_norm', 'grpo'], 'grpo')).toBeUndefined();
     expect(evalNoiseOf([full, full], ['gigpo-mean_std_norm'], 'grpo')).toBeUndefined();
   });
 
@@ -535,11 +555,6 @@ describe("the evaluation's share of the noise", () => {
         'gigpo-mean_std_norm': { wins: 1 },
         grpo: { wins: 1 },
       });
-      const entry = (o: string) => ({
-        wins: [...o].filter((x) => x === '1').length,
-        episodes: 4,
-        outcomes: o,
-      });
       writeFileSync(
         join(out, `seed-${seed}`, 'eval-4.json'),
         JSON.stringify({
@@ -570,7 +585,7 @@ describe("the evaluation's share of the noise", () => {
     expect(readSummary({ ...spec, evalStem: undefined }, out, [0, 1], arms).records).toEqual([]);
     const markdown = summaryMarkdown(summary, spec);
     expect(markdown).toContain(
-      "How much of the spread over seeds the evaluation makes (from each seed's per-game outcomes: the sd of its game-by-game differences / √4, root mean square over seeds), against the sd of the per-seed differences in success, in points: GiGPO w/ std 17.7 of 17.7 (the rest, training, 0.0).",
+      "How much of the spread over seeds the evaluation makes (from each seed's per-game outcomes: the sd of its game-by-game differences / √4, root mean square over seeds), against the sd of the per-seed differences in success, in points: GiGPO w/ std 17.7 of 17.7 (the rest, training, 0.0; 2 seeds).",
     );
   });
 });

@@ -224,23 +224,25 @@ export interface FinalEvalSummary {
   readonly metrics?: Record<string, FinalMetric>;
   /**
    * How much of the spread of each arm's success minus the baseline's over seeds the evaluation
-   * itself makes (the games drawn and the sampling), from the per-game outcomes; absent when
-   * the evaluations recorded none (those run before the outcomes were kept) or there is no
-   * baseline arm.
+   * itself makes (the games drawn and the sampling), from the per-game outcomes of the seeds
+   * whose evaluations kept them; absent when none did (those run before the outcomes were kept)
+   * or there is no baseline arm.
    */
   readonly evalNoise?: EvalNoise[];
 }
 
 /**
  * The evaluation's share of the noise in an arm's paired difference against the baseline, in
- * success (a rate): `evalSd`, the root mean over seeds of the squared standard error of a seed's
- * difference (sd of its game-by-game differences / √episodes); `observedSd`, the sd of the
- * per-seed differences over seeds. What is left, √(observed² − eval²), is the training's.
+ * success (a rate): `evalSd`, the root mean over the seeds that kept per-game outcomes
+ * (`seedsWithOutcomes`) of the squared standard error of a seed's difference (sd of its
+ * game-by-game differences / √episodes); `observedSd`, the sd over all `seeds` of the per-seed
+ * differences. What is left, √(observed² − eval²), is the training's.
  */
 export interface EvalNoise {
   readonly arm: string;
   readonly baseline: string;
   readonly seeds: number;
+  readonly seedsWithOutcomes: number;
   readonly evalSd: number;
   readonly observedSd: number;
 }
@@ -253,31 +255,49 @@ function gameDifferences(a: unknown, b: unknown): number[] | undefined {
 }
 
 /**
- * Per arm but the baseline, the evaluation's noise in its difference against the baseline over
- * the seeds whose evaluations recorded both arms' per-game outcomes (every seed, or none).
+ * Per arm but the baseline, the evaluation's noise in its difference against the baseline: the
+ * spread of the per-seed differences over every seed that scored both, and the evaluation's
+ * standard error over those of them that kept both arms' per-game outcomes (an arm with fewer
+ * than two seeds, or none with outcomes, is left out).
  */
 export function evalNoiseOf(
-  evals: readonly { readonly seed: number; readonly results: Record<string, unknown> }[],
+  evals: readonly {
+    readonly seed: number;
+    readonly results: Readonly<
+      Record<
+        string,
+        { readonly wins?: number; readonly episodes?: number; readonly outcomes?: unknown }
+      >
+    >;
+  }[],
   arms: readonly string[],
   baseline: string,
 ): EvalNoise[] | undefined {
   if (!arms.includes(baseline)) return undefined;
   const out: EvalNoise[] = [];
   for (const arm of arms.filter((a) => a !== baseline)) {
-    const perSeed = evals.map((e) => {
-      const mine = evalEntry(e.results, arm) as { outcomes?: unknown } | undefined;
-      const theirs = evalEntry(e.results, baseline) as { outcomes?: unknown } | undefined;
-      return gameDifferences(mine?.outcomes, theirs?.outcomes);
+    const pairs = evals.flatMap((e) => {
+      const mine = evalEntry(e.results, arm);
+      const theirs = evalEntry(e.results, baseline);
+      if (mine?.wins === undefined || theirs?.wins === undefined) return [];
+      if (!mine.episodes || !theirs.episodes) return [];
+      return [
+        {
+          diff: mine.wins / mine.episodes - theirs.wins / theirs.episodes,
+          games: gameDifferences(mine.outcomes, theirs.outcomes),
+        },
+      ];
     });
-    if (perSeed.length < 2 || perSeed.some((d) => d === undefined)) continue;
-    const diffs = perSeed as number[][];
-    const squaredErrors = diffs.map((d) => meanStd(d).std ** 2 / d.length);
+    const withOutcomes = pairs.flatMap((p) => (p.games === undefined ? [] : [p.games]));
+    if (pairs.length < 2 || withOutcomes.length === 0) continue;
+    const squaredErrors = withOutcomes.map((d) => meanStd(d).std ** 2 / d.length);
     out.push({
       arm,
       baseline,
-      seeds: diffs.length,
-      evalSd: Math.sqrt(squaredErrors.reduce((x, y) => x + y, 0) / diffs.length),
-      observedSd: meanStd(diffs.map((d) => meanStd(d).mean)).std,
+      seeds: pairs.length,
+      seedsWithOutcomes: withOutcomes.length,
+      evalSd: Math.sqrt(squaredErrors.reduce((x, y) => x + y, 0) / withOutcomes.length),
+      observedSd: meanStd(pairs.map((p) => p.diff)).std,
     });
   }
   return out.length > 0 ? out : undefined;
