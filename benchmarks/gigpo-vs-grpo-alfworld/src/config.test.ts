@@ -72,6 +72,13 @@ describe('the ALFWorld benchmark budget', () => {
       const jobs = fileURLToPath(new URL(`../jobs/${folder}`, import.meta.url));
       expect(jobsOffBudget(jobs, TABLE_BUDGET), folder).toEqual([]);
     }
+    // The chosen regime's fresh seeds ran the table's budget at rollout temperature 1, as its
+    // README command sets it, so its committed jobs resume on that command.
+    const t1 = resolveBench(ALFWORLD, { BENCH_BUDGET: 'table', BENCH_SET: 'temperature=1' });
+    expect(t1.budget.temperature).toBe(1);
+    const t1Jobs = fileURLToPath(new URL('../jobs/t1-fresh', import.meta.url));
+    expect(jobsOffBudget(t1Jobs, t1.budget)).toEqual([]);
+    expect(jobsOffBudget(t1Jobs, TABLE_BUDGET).length).toBeGreaterThan(0);
   });
 
   it("counts the six task types as the paper's columns, and quotes the paper's row for every arm", () => {
