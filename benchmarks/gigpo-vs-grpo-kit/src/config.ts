@@ -435,9 +435,10 @@ export const FINAL_EVAL_EPISODES: Readonly<Record<BudgetName, number>> = {
 
 /**
  * `BENCH_EVAL_EPISODES=N` scores the same models on N held-out episodes instead of the budget's
- * {@link FINAL_EVAL_EPISODES} (a tighter estimate of each arm's success: the games drawn and the
- * sampling are most of a seed's evaluation noise at 480); unset or empty: the budget's. A value
- * that is not a whole number of at least 1 is refused.
+ * {@link FINAL_EVAL_EPISODES}: a tighter estimate of each arm's success, worth its CPU where the
+ * evaluation makes much of the paired differences' spread over seeds (the summary says how much,
+ * from the per-game outcomes); unset or empty: the budget's. A value that is not a whole number
+ * of at least 1 is refused.
  */
 export function finalEvalEpisodesOf(name: BudgetName, env: NodeJS.ProcessEnv): number {
   const asked = env.BENCH_EVAL_EPISODES;
