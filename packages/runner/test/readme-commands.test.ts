@@ -166,7 +166,7 @@ const ENTRIES: Readonly<Record<string, Entry>> = {
     { skip: 'rewrites the committed summary of the second ten fresh seeds from their jobs' },
   'BENCH_BUDGET=table BENCH_SET=temperature=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms ppo,rloo,grpo,gigpo-mean_std_norm,gigpo-mean_norm --out jobs/t1-fresh --seeds 120,121,122,123,124,125,126,127,128,129':
     {
-      skip: 'adds PPO, RLOO and GiGPO w/o std to the first ten fresh seeds, about 2.5 hours on 2 cores',
+      skip: 'adds PPO, RLOO and GiGPO w/o std to the first ten fresh seeds, about 2.5 hours on 2 cores in all',
     },
   'BENCH_BUDGET=table BENCH_SET=temperature=1 pnpm --filter @agentrl-bench/gigpo-vs-grpo-alfworld bench --arms grpo,gigpo-mean_std_norm --out jobs/t1-fresh --seeds 120,121,122,123,124,125,126,127,128,129,130,131,132,133,134,135,136,137,138,139':
     { skip: 'the chosen regime on twenty fresh seeds, two arms, over two hours on 2 cores' },
