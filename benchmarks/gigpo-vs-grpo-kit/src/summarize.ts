@@ -261,43 +261,34 @@ function gameDifferences(a: unknown, b: unknown): number[] | undefined {
  * than two seeds, or none with outcomes, is left out).
  */
 export function evalNoiseOf(
-  evals: readonly {
-    readonly seed: number;
-    readonly results: Readonly<
-      Record<
-        string,
-        { readonly wins?: number; readonly episodes?: number; readonly outcomes?: unknown }
-      >
-    >;
-  }[],
+  evals: readonly Pick<FinalEval, 'seed' | 'results'>[],
   arms: readonly string[],
   baseline: string,
 ): EvalNoise[] | undefined {
   if (!arms.includes(baseline)) return undefined;
+  const success = (r: EvalResult) => r.wins / r.episodes;
   const out: EvalNoise[] = [];
   for (const arm of arms.filter((a) => a !== baseline)) {
-    const pairs = evals.flatMap((e) => {
-      const mine = evalEntry(e.results, arm);
-      const theirs = evalEntry(e.results, baseline);
-      if (mine?.wins === undefined || theirs?.wins === undefined) return [];
-      if (!mine.episodes || !theirs.episodes) return [];
-      return [
-        {
-          diff: mine.wins / mine.episodes - theirs.wins / theirs.episodes,
-          games: gameDifferences(mine.outcomes, theirs.outcomes),
-        },
-      ];
+    const paired = pairedDifference(
+      valuesOf(evals, arm, success),
+      valuesOf(evals, baseline, success),
+    );
+    const withOutcomes = evals.flatMap((e) => {
+      const games = gameDifferences(
+        evalEntry(e.results, arm)?.outcomes,
+        evalEntry(e.results, baseline)?.outcomes,
+      );
+      return games === undefined ? [] : [games];
     });
-    const withOutcomes = pairs.flatMap((p) => (p.games === undefined ? [] : [p.games]));
-    if (pairs.length < 2 || withOutcomes.length === 0) continue;
+    if (paired.perSeed.length < 2 || withOutcomes.length === 0) continue;
     const squaredErrors = withOutcomes.map((d) => meanStd(d).std ** 2 / d.length);
     out.push({
       arm,
       baseline,
-      seeds: pairs.length,
+      seeds: paired.perSeed.length,
       seedsWithOutcomes: withOutcomes.length,
       evalSd: Math.sqrt(squaredErrors.reduce((x, y) => x + y, 0) / withOutcomes.length),
-      observedSd: meanStd(pairs.map((p) => p.diff)).std,
+      observedSd: meanStd(paired.perSeed.map((p) => p.diff)).std,
     });
   }
   return out.length > 0 ? out : undefined;
@@ -473,7 +464,7 @@ function finalEvalOf(
 
 /** Per seed, `pick` of the entry `name` (`warm` or an arm) of each evaluation, where it is a number. */
 function valuesOf(
-  evals: readonly FinalEval[],
+  evals: readonly Pick<FinalEval, 'seed' | 'results'>[],
   name: string,
   pick: (r: EvalResult) => unknown,
 ): Map<number, number> {
